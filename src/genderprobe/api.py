@@ -1,0 +1,192 @@
+"""The harness: probe + model + store + runner -> results. Shared by CLI and Python API."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import platform
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from genderprobe.errors import UserError
+from genderprobe.models import ModelOptions, get_model
+from genderprobe.models.base import GenerationParams
+from genderprobe.probes import get_probe
+from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext
+from genderprobe.results import JsonlSink, write_json
+from genderprobe.runner import Runner
+from genderprobe.store import Store, default_cache_dir
+
+RESULTS_SCHEMA = 1
+
+
+@dataclass
+class RunConfig:
+    """Everything about a run that is not the probe's own parameters."""
+
+    model: str
+    judge: str | None = None
+    model_options: ModelOptions = field(default_factory=ModelOptions)
+    judge_options: ModelOptions | None = None
+    generation: dict[str, Any] = field(default_factory=dict)  # user overrides
+    system_prompt: str | None = None
+    seed: int = 0
+    n_resamples: int = 1000
+    score_options: bool = False
+    concurrency: int = 8
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    out_dir: Path | None = None
+    keep_records: bool = True
+    progress: object | None = None
+
+
+@dataclass
+class RunOutput:
+    result: ProbeResult
+    document: dict[str, Any]
+    records: list[dict[str, Any]] | None = None
+    results_path: Path | None = None
+    records_path: Path | None = None
+
+
+def run_probe(probe: str, model: str, *, config: RunConfig | None = None, **params: Any) -> RunOutput:
+    """Run ``probe`` on ``model``; probe parameters as keyword arguments.
+
+    >>> out = run_probe("relationship-levy", "reference:biased", sample_k=50)
+    >>> out.result.metrics["diff_success_rate"].value
+    1.0
+    """
+    config = config or RunConfig(model=model)
+    config.model = model
+    probe_cls = get_probe(probe)
+    instance = probe_cls(**params)
+    return execute(instance, config)
+
+
+def execute(probe: Any, config: RunConfig) -> RunOutput:
+    if probe.needs_judge and not config.judge:
+        raise UserError(f"Probe '{probe.name}' needs a judge model; pass --judge SPEC.")
+    if config.score_options and not probe.supports_option_scoring:
+        raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
+    generation = _generation(probe.default_generation, config)
+    model = get_model(config.model, config.model_options)
+    if config.score_options and not model.supports_option_scoring:
+        raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
+    judge_model = get_model(config.judge, config.judge_options or config.model_options) if config.judge else None
+
+    store = None
+    if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
+        cache_dir = config.cache_dir or default_cache_dir()
+        store = Store(Path(cache_dir) / "responses.sqlite3")
+    runner = Runner(model, store, concurrency=config.concurrency, progress=config.progress)
+    judge_runner = Runner(judge_model, store, concurrency=config.concurrency) if judge_model else None
+
+    records_path = results_path = None
+    sink: Any
+    if config.out_dir is not None and config.keep_records:
+        records_path = Path(config.out_dir) / "records.jsonl"
+        sink = JsonlSink(records_path)
+    elif config.keep_records:
+        sink = ListSink()
+    else:
+        sink = NullSink()
+
+    ctx = RunContext(
+        ask=runner,
+        generation=generation,
+        records=sink,
+        judge=judge_runner,
+        score_options=config.score_options,
+        n_resamples=config.n_resamples,
+        seed=config.seed,
+        system_prompt=config.system_prompt,
+    )
+    started = dt.datetime.now(dt.UTC)
+    try:
+        result = probe.run(ctx)
+    except BaseException:
+        if isinstance(sink, JsonlSink):
+            sink.discard()
+        raise
+    finally:
+        runner.close()
+        if judge_runner:
+            judge_runner.close()
+        if store:
+            store.close()
+
+    run_stats = runner.stats.to_json()
+    document = {
+        "schema": RESULTS_SCHEMA,
+        "probe": probe.name,
+        "summary": probe.summary,
+        "model": model.spec,
+        "judge": judge_model.spec if judge_model else None,
+        "created": started.isoformat(timespec="seconds"),
+        "parameters": {
+            "probe": probe.parameters(),
+            "generation": generation.as_dict(),
+            "system_prompt": config.system_prompt,
+            "seed": config.seed,
+            "n_resamples": config.n_resamples,
+            "score_options": config.score_options,
+        },
+        "run": {
+            **run_stats,
+            "judge": judge_runner.stats.to_json() if judge_runner else None,
+            "cache": str(store.path) if store else None,
+        },
+        "versions": versions(),
+        **result.to_json(),
+    }
+    out = RunOutput(result=result, document=document)
+    if isinstance(sink, ListSink):
+        out.records = sink.records
+    if config.out_dir is not None:
+        results_path = Path(config.out_dir) / "results.json"
+        if isinstance(sink, JsonlSink):
+            sink.commit()
+            document["records_file"] = records_path.name if records_path else None
+        write_json(results_path, document)
+        out.results_path, out.records_path = results_path, records_path
+    return out
+
+
+def _generation(defaults: GenerationParams, config: RunConfig) -> GenerationParams:
+    overrides = {k: v for k, v in config.generation.items() if v is not None}
+    return defaults.replace(**overrides) if overrides else defaults
+
+
+_DATA_HASHES: dict[str, str] | None = None
+
+
+def data_versions() -> dict[str, str]:
+    """SHA-256 (first 16 hex digits) of every packaged data file."""
+    global _DATA_HASHES
+    if _DATA_HASHES is None:
+        root = resources.files("genderprobe") / "data"
+        hashes = {}
+        for path in sorted(Path(str(root)).rglob("*")):
+            if path.is_file():
+                rel = path.relative_to(Path(str(root))).as_posix()
+                hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        _DATA_HASHES = hashes
+    return _DATA_HASHES
+
+
+def versions() -> dict[str, Any]:
+    import numpy
+    import scipy
+
+    from genderprobe import __version__
+
+    return {
+        "genderprobe": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "data": data_versions(),
+    }

@@ -1,0 +1,243 @@
+"""The ``genderprobe`` command line.
+
+``genderprobe run PROBE`` has one subcommand per probe, built from the probe's
+``Params`` dataclass, so a new probe needs no change here. Other commands live
+in :mod:`genderprobe.cli_commands`, one module each, discovered the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import click
+
+from genderprobe import __version__
+from genderprobe.errors import UserError
+from genderprobe.models import BACKENDS, ModelOptions
+from genderprobe.probes import all_probes
+from genderprobe.probes.base import Probe
+
+
+class _Group(click.Group):
+    """Turns user errors into one sentence and exit code 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            click.secho(f"Error: {exc}", err=True, fg="red")
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.secho("Interrupted: answers received so far are in the store; run again to resume.", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="genderprobe")
+def main() -> None:
+    """Measure gender bias in large language models."""
+
+
+@main.command("probes")
+def list_probes() -> None:
+    """List the probes with a line each."""
+    for name, cls in all_probes().items():
+        click.echo(f"{name:24s} {cls.summary}")
+
+
+@main.command("models")
+def list_models() -> None:
+    """List the model backends and the reference (calibration) models."""
+    from genderprobe.models.reference import PERSONAS
+
+    for prefix, (_, what) in BACKENDS.items():
+        click.echo(f"{prefix + ':':12s} {what}")
+    click.echo("")
+    for persona, what in PERSONAS.items():
+        click.echo(f"reference:{persona:14s} {what}")
+
+
+@main.group("run", cls=_Group)
+def run_group() -> None:
+    """Run a probe on a model: genderprobe run PROBE --model SPEC."""
+
+
+# -- common run options ---------------------------------------------------------
+
+_COMMON = [
+    click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini or reference:random."),
+    click.option("--judge", default=None, help="Judge model spec, for probes that need one."),
+    click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                 help="Folder for results.json and records.jsonl."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling items and bootstrap."),
+    click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the probe's)."),
+    click.option("--top-p", type=float, default=None, help="Nucleus sampling top_p."),
+    click.option("--max-tokens", type=int, default=None, help="Maximum tokens per answer."),
+    click.option("--generation-seed", type=int, default=None, help="Seed sent to backends that take one."),
+    click.option("--system-prompt", default=None, help="System prompt sent before every prompt."),
+    click.option("--base-url", default=None, help="API base URL (default: OPENAI_BASE_URL or the provider's)."),
+    click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
+    click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
+    click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight at once."),
+    click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                 help="Response store folder (default: GENDERPROBE_CACHE_DIR or ~/.cache/genderprobe)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the response store."),
+    click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."),
+    click.option("--score-options", is_flag=True, help="Score answer options by log-probability instead of generating."),
+    click.option("--no-records", is_flag=True, help="Do not write per-attempt records."),
+    click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
+    click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
+]
+
+
+def _probe_command(probe_cls: type[Probe]) -> click.Command:
+    hints = typing.get_type_hints(probe_cls.Params)
+    param_options = []
+    for f in dataclasses.fields(probe_cls.Params):
+        param_options.append(_click_option(f, hints[f.name]))
+
+    def callback(**kwargs: Any) -> None:
+        probe_kwargs = {}
+        for f in dataclasses.fields(probe_cls.Params):
+            value = kwargs.pop(f.name)
+            if value is None:
+                continue
+            if f.metadata.get("from_file"):
+                value = _read_text(Path(value))
+            probe_kwargs[f.name] = value
+        _run(probe_cls, probe_kwargs, **kwargs)
+
+    command = click.Command(
+        probe_cls.name,
+        callback=callback,
+        help=(probe_cls.__doc__ or probe_cls.summary).strip(),
+        short_help=probe_cls.summary,
+    )
+    for decorator in reversed(_COMMON):
+        decorator(command)
+    for opt in param_options:
+        command.params.append(opt)
+    return command
+
+
+def _click_option(f: dataclasses.Field, hint: Any) -> click.Option:
+    meta = f.metadata
+    name = f.name
+    flag = meta.get("flag") or "--" + name.replace("_", "-")
+    origin = typing.get_origin(hint)
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    base = args[0] if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) and args else hint
+    help_text = meta.get("help", "")
+    if meta.get("from_file"):
+        return click.Option([flag, name], type=click.Path(dir_okay=False), default=None, help=help_text)
+    if base is bool:
+        return click.Option([f"{flag}/--no-{flag[2:]}", name], default=None, help=help_text)
+    if typing.get_origin(base) is tuple:
+        item = typing.get_args(base)[0]
+        return click.Option(
+            [flag, name], default=None, callback=_comma_list(item), help=f"{help_text} (comma-separated)"
+        )
+    if meta.get("choices"):
+        ctype: Any = click.Choice(meta["choices"])
+    else:
+        ctype = {int: int, float: float, str: str}.get(base, str)
+    default = f.default if f.default is not dataclasses.MISSING else None
+    return click.Option([flag, name], type=ctype, default=None,
+                        help=f"{help_text} [default: {default}]" if default is not None else help_text)
+
+
+def _comma_list(item: type) -> Any:
+    def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+        if value is None:
+            return None
+        try:
+            return tuple(item(v.strip()) for v in value.split(",") if v.strip())
+        except ValueError:
+            raise click.BadParameter(f"expected comma-separated {item.__name__} values") from None
+
+    return convert
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"File {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"Cannot read {path} as UTF-8 text ({exc.__class__.__name__}).") from None
+
+
+def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
+    from genderprobe.api import RunConfig, execute
+    from genderprobe.terminal import Progress, print_results
+
+    probe = probe_cls(**probe_kwargs)
+    model_options = ModelOptions(base_url=opts["base_url"], api_key_env=opts["api_key_env"], timeout=opts["timeout"])
+    if opts["concurrency"] < 1:
+        raise UserError("--concurrency must be at least 1.")
+    if opts["resamples"] < 1:
+        raise UserError("--resamples must be at least 1.")
+    quiet = opts["quiet"] or opts["as_json"]
+    progress = None if quiet else Progress()
+    config = RunConfig(
+        model=opts["model"],
+        judge=opts["judge"],
+        model_options=model_options,
+        generation={
+            "temperature": opts["temperature"],
+            "top_p": opts["top_p"],
+            "max_tokens": opts["max_tokens"],
+            "seed": opts["generation_seed"],
+        },
+        system_prompt=opts["system_prompt"],
+        seed=opts["seed"],
+        n_resamples=opts["resamples"],
+        score_options=opts["score_options"],
+        concurrency=opts["concurrency"],
+        cache_dir=opts["cache_dir"],
+        use_cache=not opts["no_cache"],
+        out_dir=opts["out_dir"],
+        keep_records=not opts["no_records"],
+        progress=progress,
+    )
+    try:
+        out = execute(probe, config)
+    finally:
+        if progress:
+            progress.stop()
+    if opts["as_json"]:
+        import json
+
+        from genderprobe.results import to_jsonable
+
+        click.echo(json.dumps(to_jsonable(out.document), indent=2, ensure_ascii=False))
+    elif not quiet:
+        print_results(out.document)
+        if out.results_path:
+            click.echo(f"Results: {out.results_path}")
+        if out.records_path:
+            click.echo(f"Records: {out.records_path}")
+
+
+def _register() -> None:
+    for name, cls in all_probes().items():
+        run_group.add_command(_probe_command(cls), name)
+    import genderprobe.cli_commands as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for command in getattr(module, "COMMANDS", []):
+            main.add_command(command)
+
+
+_register()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

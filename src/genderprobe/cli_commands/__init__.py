@@ -1,0 +1,2 @@
+"""Commands besides ``run``: each module here exposes ``COMMANDS``, a list of
+click commands or groups added to ``genderprobe`` (report, compare, cache, ...)."""

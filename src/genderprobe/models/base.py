@@ -1,0 +1,163 @@
+"""The contract every model backend fulfils.
+
+A backend turns a :class:`Request` into a :class:`Response`. Requests are plain,
+hashable values so the store can key them and the runner can retry them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """Sampling parameters sent with every request of a run."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    def replace(self, **changes: Any) -> GenerationParams:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One prompt to one model.
+
+    messages: chat turns as (role, content) pairs; a system prompt is a
+        ("system", ...) turn at the front.
+    repetition: which repetition of the same prompt this is (part of the cache key,
+        so R repetitions are R distinct requests).
+    options: the answer options of a closed-choice prompt, e.g. ("(a)", "(b)").
+        Backends that score options by log-probability use them; the
+        ``reference:random`` model picks among them.
+    score_options: ask the backend for option log-probabilities instead of
+        generated text.
+    oracle: what each calibration persona answers ({"unbiased": "(a)",
+        "biased": "(b)", "biased-female": "(a)"}); a value may be a tuple of
+        candidates for ``reference:random``. Real backends ignore it and it is not
+        part of the cache key.
+    """
+
+    messages: tuple[tuple[str, str], ...]
+    params: GenerationParams = GenerationParams()
+    repetition: int = 0
+    options: tuple[str, ...] = ()
+    score_options: bool = False
+    oracle: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+
+    @classmethod
+    def user(cls, prompt: str, system: str | None = None, **kwargs: Any) -> Request:
+        turns = ((("system", system),) if system else ()) + (("user", prompt),)
+        return cls(messages=turns, **kwargs)
+
+    @property
+    def prompt(self) -> str:
+        """The last user turn: what the evidence and records show."""
+        for role, content in reversed(self.messages):
+            if role == "user":
+                return content
+        return ""
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything that determines the answer, in a JSON-able form."""
+        identity: dict[str, Any] = {
+            "messages": [list(m) for m in self.messages],
+            "params": self.params.as_dict(),
+            "repetition": self.repetition,
+        }
+        if self.score_options:
+            identity["score_options"] = list(self.options)
+        return identity
+
+
+@dataclass(slots=True)
+class Response:
+    """A backend's answer, or the error that replaced it.
+
+    option_logprobs: with ``score_options``, one log-probability per option in the
+        order of ``Request.options`` (normalised over the options by the probe).
+    """
+
+    text: str | None = None
+    option_logprobs: tuple[float, ...] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error_kind: str | None = None
+    error_message: str | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+    @classmethod
+    def failure(cls, kind: str, message: str) -> Response:
+        return cls(error_kind=kind, error_message=message)
+
+
+class Model(ABC):
+    """A model backend.
+
+    spec: the model spec without secrets (``openai:gpt-4o-mini``); it is part of the
+        cache key and appears in results.
+    cacheable: whether answers go to the store. Free deterministic models
+        (``reference:*``) skip it.
+    batch_native: the backend answers a whole list at once (local weights, reference
+        models): the runner calls :meth:`generate_batch` instead of many
+        concurrent :meth:`generate` calls.
+    """
+
+    spec: str
+    cacheable: bool = True
+    batch_native: bool = False
+    supports_option_scoring: bool = False
+
+    async def generate(self, request: Request) -> Response:
+        """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""
+        return self.generate_batch([request])[0]
+
+    def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release connections; called once when a run ends."""
+
+    def close(self) -> None:
+        """Release local resources (GPU memory, worker processes)."""
+
+    @property
+    def identity(self) -> str:
+        return self.spec
+
+
+class SyncBatchModel(Model, ABC):
+    """A backend that answers lists of requests synchronously."""
+
+    batch_native = True
+
+    @abstractmethod
+    def generate_batch(self, requests: Sequence[Request]) -> list[Response]: ...
+
+
+@dataclass
+class ModelOptions:
+    """Connection options that are not part of a model's identity.
+
+    api_key is never stored, logged or written to results.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,100 @@
+"""Writing results: the results JSON and the per-attempt records (JSONL).
+
+Both are written to a temporary file beside the target and renamed into place
+only when complete, so a failed or interrupted run never leaves a half-written
+result file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def to_jsonable(value: Any) -> Any:
+    """numpy scalars and arrays to plain Python; NaN/inf to None."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        f = float(value)
+        return None if f != f or f in (float("inf"), float("-inf")) else f
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    atomic_write_text(path, json.dumps(to_jsonable(data), indent=2, ensure_ascii=False) + "\n")
+
+
+class JsonlSink:
+    """Per-attempt records, streamed to a hidden temporary file.
+
+    :meth:`commit` renames it to its final name; :meth:`discard` removes it.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        self.count = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(to_jsonable(record), ensure_ascii=False))
+        self._file.write("\n")
+        self.count += 1
+
+    def commit(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._tmp, self.path)
+
+    def discard(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+        Path(self._tmp).unlink(missing_ok=True)
+
+
+def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a results JSON written by :func:`write_json`, with a clear error."""
+    from genderprobe.errors import UserError
+
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"Results file {p} does not exist.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"Results file {p} is not valid JSON; pass a results.json written by 'genderprobe run'.") from None
+    if not isinstance(data, dict) or "probe" not in data or "metrics" not in data:
+        raise UserError(f"{p} is not a genderprobe results file (it has no 'probe' and 'metrics').")
+    return data

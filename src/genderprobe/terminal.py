@@ -1,0 +1,108 @@
+"""Terminal output: the progress bar and the results tables (rich)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+MARK_STYLE = {"A": "bold green", "B": "bold yellow", "C": "bold dark_orange", "D": "bold red"}
+
+
+class Progress:
+    """done/total, cached, errors, requests per second, elapsed and ETA.
+
+    The total grows as a probe asks for more rounds.
+    """
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self._bar = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
+            TextColumn("cached {task.fields[cached]:,}  errors {task.fields[errors]:,}  {task.fields[rate]} req/s"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self._task = None
+        self._started = time.monotonic()
+        self._sent = 0
+
+    def expect(self, n: int) -> None:
+        if self._task is None:
+            self._bar.start()
+            self._task = self._bar.add_task("requests", total=n, cached=0, errors=0, rate="-")
+        else:
+            task = self._bar.tasks[0]
+            self._bar.update(self._task, total=(task.total or 0) + n)
+
+    def advance(self, n: int, *, cached: int = 0, errors: int = 0) -> None:
+        if self._task is None:
+            self.expect(n)
+        task = self._bar.tasks[0]
+        self._sent += n - cached
+        elapsed = max(1e-9, time.monotonic() - self._started)
+        self._bar.update(
+            self._task,
+            advance=n,
+            cached=task.fields["cached"] + cached,
+            errors=task.fields["errors"] + errors,
+            rate=f"{self._sent / elapsed:,.1f}",
+        )
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._bar.stop()
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict) and "value" in value:
+        v, lo, hi = value.get("value"), value.get("ci_low"), value.get("ci_high")
+        if v is None:
+            return "undefined"
+        if lo is None or hi is None:
+            return f"{v:.{digits}f}"
+        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(f"[bold]{doc['probe']}[/bold] on [bold]{doc['model']}[/bold]  ({doc.get('summary', '')})")
+    metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
+    metrics.add_column("metric")
+    metrics.add_column("value [95% CI]", justify="right")
+    metrics.add_column("mark", justify="center")
+    for name, est in doc["metrics"].items():
+        mark = doc.get("marks", {}).get(name, {}).get("mark")
+        styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
+        metrics.add_row(name, fmt(est), styled)
+    console.print(metrics)
+    for t in doc.get("tables", []):
+        table = Table(title=t["title"], title_justify="left", caption=t.get("note") or None)
+        for col in t["columns"]:
+            table.add_column(str(col))
+        for row in t["rows"]:
+            table.add_row(*[fmt(v) for v in row])
+        console.print(table)
+    counts = doc.get("counts", {})
+    run = doc.get("run", {})
+    console.print(
+        "Counts: "
+        + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items())
+        + f"; requests {fmt(run.get('requests'))} (cached {fmt(run.get('cached'))}, "
+        f"sent {fmt(run.get('sent'))}, errors {fmt(run.get('errors'))})"
+    )
