@@ -1,0 +1,54 @@
+"""How numbers and cells read in the report (and the exact values kept beside them)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def is_estimate(v: Any) -> bool:
+    return isinstance(v, dict) and "value" in v and ("ci_low" in v or "ci_high" in v)
+
+
+def number(v: Any, digits: int = 3) -> str:
+    """3 decimals for rates and differences, separators for counts, sci for tiny p-values."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "–"
+        if v.is_integer() and abs(v) >= 1000:
+            return f"{v:,.0f}"
+        if v != 0 and abs(v) < 10 ** -digits:
+            return f"{v:.2e}"
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def estimate(v: dict[str, Any]) -> str:
+    """``0.128 [-0.077, 0.333]``; ``undefined`` when the metric has no value."""
+    value, lo, hi = v.get("value"), v.get("ci_low"), v.get("ci_high")
+    if value is None:
+        return "undefined"
+    if lo is None or hi is None:
+        return number(value)
+    return f"{number(value)} [{number(lo)}, {number(hi)}]"
+
+
+def exact(v: Any) -> str:
+    """The value as written in the results file, for data-* attributes (tests, copy-paste)."""
+    return json.dumps(v, ensure_ascii=False)
+
+
+def plain(v: Any) -> str:
+    """Any cell that is neither a number nor an estimate, as readable text."""
+    if v is None:
+        return "–"
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False)
