@@ -44,9 +44,10 @@ class MarkView:
 @dataclass
 class EvidenceView:
     category: str
-    total: int
+    total: int  # samples in the results file
     samples: list[dict[str, Any]]
     complete: bool
+    in_run: int | None = None  # how many the run had, when the probe counted more than it kept
 
 
 @dataclass
@@ -107,7 +108,7 @@ def build(doc: dict[str, Any], source: str) -> RunView:
     view.marks = [_mark(name, m) for name, m in doc["marks"].items() if isinstance(m, dict)]
     view.figures = [_figure(spec) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
-    view.evidence = _evidence(doc["evidence"])
+    view.evidence = _evidence(doc["evidence"], doc["counts"])
     view.details = run_details(doc)
     return view
 
@@ -136,7 +137,7 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
     if bands:
         lo, hi = min(b[0] for b in bands), max(b[1] for b in bands)
         spec = {"id": f"mark-{name}", "title": f"{name} against its mark ranges", "x_range": [lo, hi],
-                "reference": None, "rows": [{"label": name, **estimate}]}
+                "reference": None, "rows": [{"label": "", **estimate}]}
         scale = forest.draw(spec, bands)
     return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
                     estimate, scale)
@@ -161,14 +162,16 @@ def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
     return out
 
 
-def _evidence(evidence: dict[str, list[dict[str, Any]]]) -> list[EvidenceView]:
+def _evidence(evidence: dict[str, list[dict[str, Any]]], counts: dict[str, Any]) -> list[EvidenceView]:
     out = []
     for category, samples in evidence.items():
         complete = category in SHOWN_IN_FULL
         shown = samples if complete else samples[:SAMPLES_PER_CATEGORY]
         rows = [{"fields": {k: s.get(k) for k in SAMPLE_FIELDS},
                  "other": {k: v for k, v in s.items() if k not in SAMPLE_FIELDS}} for s in shown]
-        out.append(EvidenceView(str(category), len(samples), rows, complete or len(shown) == len(samples)))
+        counted = counts.get(category)
+        in_run = counted if isinstance(counted, int) and counted > len(samples) else None
+        out.append(EvidenceView(str(category), len(samples), rows, complete or len(shown) == len(samples), in_run))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from typing import Any
@@ -52,3 +53,17 @@ def plain(v: Any) -> str:
     if isinstance(v, str):
         return v
     return json.dumps(v, ensure_ascii=False)
+
+
+def when(v: Any) -> str:
+    """An ISO timestamp as ``2026-01-31 14:05 UTC``; anything else as given."""
+    if not isinstance(v, str):
+        return "unknown" if v is None else str(v)
+    try:
+        t = dt.datetime.fromisoformat(v)
+    except ValueError:
+        return v
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+        return t.strftime("%Y-%m-%d %H:%M UTC")
+    return t.strftime("%Y-%m-%d %H:%M")

@@ -28,7 +28,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(number=format.number, estimate=format.estimate, exact=format.exact, plain=format.plain)
+    env.filters.update(number=format.number, estimate=format.estimate, exact=format.exact, plain=format.plain,
+                       when=format.when)
     env.tests["estimate"] = format.is_estimate
     return env
 

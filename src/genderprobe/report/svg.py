@@ -65,7 +65,7 @@ def char_width(ch: str, size: float = FONT_SIZE) -> float:
     """Approximate advance of one character (wide East Asian glyphs take a full em)."""
     if unicodedata.east_asian_width(ch) in ("W", "F"):
         return size
-    return size * 0.6
+    return size * 0.62
 
 
 def text_width(s: str, size: float = FONT_SIZE) -> float:

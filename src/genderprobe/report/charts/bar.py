@@ -7,6 +7,7 @@ from typing import Any
 from genderprobe.report import svg
 from genderprobe.report.charts.common import (
     AXIS_HEIGHT,
+    TALL,
     WIDTH,
     Figure,
     estimate_parts,
@@ -45,16 +46,19 @@ def draw(spec: dict[str, Any]) -> Figure:
     left = label_width(categories)
     right = WIDTH - 20
     key_parts, key_height = legend(names, left, 6, right - left) if len(series) > 1 else ([], 0.0)
-    top = 8.0 + key_height
     bar_h = 14.0 if len(series) == 1 else max(6.0, min(12.0, 36.0 / len(series)))
-    row_h = bar_h * len(series) + 8
+    if len(categories) > 40:  # long lists (100+ words): tighter rows
+        bar_h = max(5.0, bar_h * 0.75)
+    row_h = bar_h * len(series) + (5 if len(categories) > 40 else 8)
+    tall = row_h * len(categories) > TALL
+    top = 8.0 + key_height + (16.0 if tall else 0.0)
     bottom = top + row_h * len(categories)
     x = Linear(d0, d1, left, right)
     parts = [*key_parts, *x_axis(x, ticks, top, bottom, str(spec.get("y_label") or ""))]
     zero = x(min(d1, max(d0, 0.0)))
     for i, category in enumerate(categories):
-        y0 = top + row_h * i + 4
-        parts.append(text(left - 8, y0 + (row_h - 8) / 2 + 4, svg.truncate(category, left - 12),
+        y0 = top + row_h * i + (row_h - bar_h * len(series)) / 2
+        parts.append(text(left - 8, y0 + bar_h * len(series) / 2 + 4, svg.truncate(category, left - 12),
                           anchor="end", full=category))
         for j, (value, lo, hi) in enumerate(p[i] for p in parsed):
             y = y0 + bar_h * j

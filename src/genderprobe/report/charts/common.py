@@ -12,7 +12,7 @@ from genderprobe.errors import UserError
 from genderprobe.report import svg
 from genderprobe.report.svg import Linear, el, text
 
-WIDTH = 680.0
+WIDTH = 760.0
 ROW_HEIGHT = 22.0
 AXIS_HEIGHT = 42.0
 MAX_LABEL_PX = 230.0
@@ -46,16 +46,22 @@ def label_of(value: Any) -> str:
 
 def label_width(labels: Sequence[str], limit: float = MAX_LABEL_PX) -> float:
     widest = max((svg.text_width(s) for s in labels), default=0.0)
-    return min(limit, widest) + 12
+    return min(limit, widest) + 20
+
+
+# Charts taller than this many pixels repeat their tick labels above the plot.
+TALL = 500.0
 
 
 def x_axis(scale: Linear, ticks: Sequence[float], top: float, bottom: float, label: str) -> list[Markup]:
-    """Vertical grid lines with tick labels under the plot, and the axis title."""
+    """Vertical grid lines with tick labels under the plot (and over it when tall), and the axis title."""
     parts = []
     for t in ticks:
         x = scale(t)
         parts.append(el("line", {"x1": x, "x2": x, "y1": top, "y2": bottom, "class": "grid"}))
         parts.append(text(x, bottom + 15, svg.tick_label(t), anchor="middle", cls="tick"))
+        if bottom - top > TALL:
+            parts.append(text(x, top - 4, svg.tick_label(t), anchor="middle", cls="tick"))
     parts.append(el("line", {"x1": scale.r0, "x2": scale.r1, "y1": bottom, "y2": bottom, "class": "axis"}))
     if label:
         mid = (scale.r0 + scale.r1) / 2

@@ -9,6 +9,7 @@ from genderprobe.report import svg
 from genderprobe.report.charts.common import (
     AXIS_HEIGHT,
     ROW_HEIGHT,
+    TALL,
     WIDTH,
     Figure,
     estimate_parts,
@@ -48,8 +49,9 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
         d0, d1, ticks = svg.nice_domain(min(seen, default=0.0), max(seen, default=1.0))
 
     left = label_width(labels)
-    value_col = 150.0
-    top = 8.0
+    readings = [_reading(p) for p in points]
+    value_col = max(svg.text_width(r) for r in readings) * 1.08 + 18
+    top = 8.0 + (16.0 if ROW_HEIGHT * len(rows) > TALL else 0.0)
     bottom = top + ROW_HEIGHT * len(rows)
     x = Linear(d0, d1, left, WIDTH - value_col)
     parts = []
@@ -58,6 +60,8 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
         if b > a:
             parts.append(el("rect", {"x": a, "y": top, "width": b - a, "height": bottom - top,
                                      "fill": colour, "class": "band"}, [el("title", {}, name)]))
+            if b - a >= 14:
+                parts.append(text((a + b) / 2, bottom - 3, name[-1:], anchor="middle", cls="band-label"))
     parts += x_axis(x, ticks, top, bottom, str(spec.get("x_label") or ""))
     if reference is not None and d0 <= reference <= d1:
         parts.append(el("line", {"x1": x(reference), "x2": x(reference), "y1": top, "y2": bottom,
@@ -69,20 +73,26 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
     for i, (label, (value, lo, hi)) in enumerate(zip(labels, points)):
         y = top + ROW_HEIGHT * (i + 0.5)
         parts.append(text(left - 8, y + 4, svg.truncate(label, left - 12), anchor="end", full=label))
+        reading = readings[i]
         if value is None:
             parts.append(text((x.r0 + x.r1) / 2, y + 4, "undefined", anchor="middle", cls="muted"))
-            reading = "undefined"
         else:
             if lo is not None and hi is not None:
                 parts.append(el("line", {"x1": x(clamp(lo)), "x2": x(clamp(hi)), "y1": y, "y2": y, "class": "ci"}))
                 for end in (lo, hi):
                     parts.append(el("line", {"x1": x(clamp(end)), "x2": x(clamp(end)), "y1": y - 4, "y2": y + 4,
                                              "class": "ci"}))
-                reading = f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
-            else:
-                reading = f"{value:.3f}"
             parts.append(el("circle", {"cx": x(clamp(value)), "cy": y, "r": 4.5, "class": "pt"},
                             [el("title", {}, f"{label}: {reading}")]))
         parts.append(text(WIDTH - value_col + 10, y + 4, reading, cls="reading"))
     height = bottom + AXIS_HEIGHT
     return Figure(svg.svg(WIDTH, height, parts, label=title), columns, table)
+
+
+def _reading(point: tuple[float | None, float | None, float | None]) -> str:
+    value, lo, hi = point
+    if value is None:
+        return "undefined"
+    if lo is None or hi is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"

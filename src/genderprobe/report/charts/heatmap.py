@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from genderprobe.report import svg
-from genderprobe.report.charts.common import WIDTH, Figure, label_of, label_width, malformed, need_list
+from genderprobe.report.charts.common import (
+    WIDTH,
+    Figure,
+    label_of,
+    label_width,
+    malformed,
+    need_list,
+)
 from genderprobe.report.svg import el, text
 
 CELL_H = 22.0

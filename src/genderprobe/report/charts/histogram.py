@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from genderprobe.report import svg
-from genderprobe.report.charts.common import WIDTH, Figure, label_of, legend, malformed, need_list, x_axis, y_axis
+from genderprobe.report.charts.common import (
+    WIDTH,
+    Figure,
+    label_of,
+    legend,
+    malformed,
+    need_list,
+    x_axis,
+    y_axis,
+)
 from genderprobe.report.svg import Linear, el
 
 PLOT_H = 240.0
