@@ -28,7 +28,7 @@ def _done(path: Path) -> None:
 
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="HTML file to write (default: report.html beside the first results file).")
 def report_command(results: tuple[Path, ...], output: Path | None) -> None:
     """Write a self-contained HTML report of one or more results files (or run folders)."""
@@ -44,7 +44,7 @@ def report_command(results: tuple[Path, ...], output: Path | None) -> None:
 
 @click.command("compare")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML file.")
 def compare_command(results: tuple[Path, ...], output: Path | None) -> None:
     """Rank several runs side by side: a leaderboard here, and in HTML with -o."""
