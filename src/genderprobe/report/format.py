@@ -12,7 +12,7 @@ def is_estimate(v: Any) -> bool:
     return isinstance(v, dict) and "value" in v and ("ci_low" in v or "ci_high" in v)
 
 
-def number(v: Any, digits: int = 3) -> str:
+def number(v: Any, digits: int = 3, *, tiny_as_sci: bool = True) -> str:
     """3 decimals for rates and differences, separators for counts, sci for tiny p-values."""
     if v is None:
         return "–"
@@ -25,7 +25,7 @@ def number(v: Any, digits: int = 3) -> str:
             return "–"
         if v.is_integer() and abs(v) >= 1000:
             return f"{v:,.0f}"
-        if v != 0 and abs(v) < 10 ** -digits:
+        if tiny_as_sci and v != 0 and abs(v) < 10 ** -digits:  # p-values
             return f"{v:.2e}"
         return f"{v:.{digits}f}"
     return str(v)
@@ -38,7 +38,8 @@ def estimate(v: dict[str, Any]) -> str:
         return "undefined"
     if lo is None or hi is None:
         return number(value)
-    return f"{number(value)} [{number(lo)}, {number(hi)}]"
+    # Interval ends in the value's fixed notation, so they line up with it.
+    return f"{number(value)} [{number(lo, tiny_as_sci=False)}, {number(hi, tiny_as_sci=False)}]"
 
 
 def exact(v: Any) -> str:
