@@ -59,6 +59,7 @@ class Browser:
 
     def open(self, path: Path) -> PageLoad:
         """Load a local file; returns what it logged and requested."""
+        self.dismiss_dialog()  # a dialog left by a failed test must not block the next page
         self.driver.get("about:blank")
         self.driver.get_log("browser")
         self.driver.get_log("performance")  # drain what came before this page
@@ -85,6 +86,14 @@ class Browser:
             return self.driver.switch_to.alert.text
         except NoAlertPresentException:
             return None
+
+    def dismiss_dialog(self) -> None:
+        from selenium.common.exceptions import NoAlertPresentException
+
+        try:
+            self.driver.switch_to.alert.dismiss()
+        except NoAlertPresentException:
+            pass
 
     def screenshot(self, name: str) -> Path:
         """A full-page PNG in tests/artifacts (git ignores it)."""
