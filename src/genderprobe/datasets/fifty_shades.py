@@ -34,8 +34,8 @@ class RatedSentence:
 
     seed: the seed sentence it was generated from (the released ``query``).
     score: the BWS score in [-1, 1]; normalized: (score + 1) / 2 in [0, 1], and
-    normalized_text: that value as written in the released file (what in-context
-    examples show and the calibration judge answers).
+    normalized_text: that value as text (what in-context examples show and the
+    calibration judge answers), so parsing it gives ``normalized`` exactly.
     """
 
     uid: int
@@ -55,7 +55,10 @@ def rated_sentences() -> tuple[RatedSentence, ...]:
     scores = {}
     for i, row in enumerate(read_csv("fifty_shades/fsb_final_scores.csv", ("id", "score", "score_normalized")), 2):
         try:
-            scores[int(row["id"])] = (float(row["score"]), float(row["score_normalized"]), row["score_normalized"].strip())
+            # The release writes (s + 1) / 2 with float noise (0.15000000000000002); s has 3
+            # decimals, so 4 decimals hold the value exactly and read cleanly in prompts.
+            normalized = round(float(row["score_normalized"]), 4)
+            scores[int(row["id"])] = (float(row["score"]), normalized, repr(normalized))
         except ValueError:
             raise UserError(f"Line {i} of fifty_shades/fsb_final_scores.csv has a non-numeric id or score.") from None
     out = []
