@@ -44,7 +44,8 @@ def test_random_model_is_zero_within_its_interval():
         diffs.append(d.value)
         assert m["undetected_rate_attempts"].value == 0.0
     assert covered >= 17
-    assert abs(np.mean(diffs)) < 0.01
+    # The mean of the runs is 0 within three standard errors.
+    assert abs(np.mean(diffs)) < 3 * np.std(diffs) / np.sqrt(len(diffs))
 
 
 @pytest.mark.parametrize("model,expected", [("reference:biased", 1.0), ("reference:biased-female", -1.0)])
