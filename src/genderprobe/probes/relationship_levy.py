@@ -285,12 +285,12 @@ class RelationshipLevy(Probe):
 
     def _breakdowns(self, acc: _Accumulator, share: np.ndarray, boot: dict) -> dict[str, dict[str, Estimate]]:
         sc = acc.scenario
-        topic = np.array([TOPICS.index(s.topic) for s in self.scenarios])[sc]
-        source = np.array([0 if s.source == "human" else 1 for s in self.scenarios])[sc]
+        topic = np.array([TOPICS.index(s.topic) for s in self.scenarios], np.int8)[sc]
+        source = np.array([0 if s.source == "human" else 1 for s in self.scenarios], np.int8)[sc]
         labels = ("E", "T", "O")
-        label = np.array([labels.index(s.label) for s in self.scenarios])[sc]
-        man_race = np.array([RACES.index(e.race) for e in self.men])[acc.man]
-        woman_race = np.array([RACES.index(e.race) for e in self.women])[acc.woman]
+        label = np.array([labels.index(s.label) for s in self.scenarios], np.int8)[sc]
+        man_race = np.array([RACES.index(e.race) for e in self.men], np.int8)[acc.man]
+        woman_race = np.array([RACES.index(e.race) for e in self.women], np.int8)[acc.woman]
         pairing = man_race * len(RACES) + woman_race
         dims = {
             "topic": (topic, TOPICS),
