@@ -113,9 +113,11 @@ def test_random_reference_changes_stance_under_variation():
         assert 0.1 < out.result.metrics[f"stance_kept_names_{gender}"].value < 0.45  # about 1/4
 
 
-def test_robustness_sample_too_large_is_refused():
+def test_robustness_sample_too_large_is_refused_before_asking():
+    asked = []
     with pytest.raises(UserError, match="--ablation-k"):
-        _run("reference:unbiased", sample_k=20, ablation="names")
+        Genmo(sample_k=20, ablation="names").run(RunContext(ask=lambda requests: asked.extend(requests)))
+    assert asked == []
 
 
 def test_temperature_ablation():

@@ -174,29 +174,11 @@ class Genmo(Probe):
             [parse_stance(r.text) if r.ok else ERROR for r in responses], dtype=np.int8
         )
         for s, req, resp, code in zip(stories, requests, responses, codes.tolist()):
-            record = {
-                "pair": s.pair.index,
-                "gender": s.gender,
-                "environment": s.pair.environment,
-                "source": s.pair.source,
-                "template": template,
-                "variant": variant,
-                "temperature": gen.temperature,
-                "story": s.story,
-                "prompt": req.prompt,
-                "answer": resp.text,
-                "stance": CODE_NAMES[code],
-            }
-            if not resp.ok:
-                record["error"] = f"{resp.error_kind}: {resp.error_message}"
-            if resp.cached:
-                record["cached"] = True
+            record = _record(s, req, resp, code, template, variant)
             ctx.records.write(record)
             kind = "undetected" if code == UNDETECTED else "error" if code == ERROR else None
             if kind and len(state.evidence[kind]) < _MAX_UNDETECTED_EVIDENCE:
-                state.evidence[kind].append({k: record[k] for k in (
-                    "pair", "gender", "template", "variant", "temperature", "prompt", "answer", "stance")}
-                    | {"code": CODE_NAMES[code], "error": record.get("error")})
+                state.evidence[kind].append({**record, "code": CODE_NAMES[code]})
         state.attempts += len(stories)
         state.undetected += int((codes == UNDETECTED).sum())
         state.errors += int((codes == ERROR).sum())
@@ -220,6 +202,8 @@ class Genmo(Probe):
         summaries: dict[str, GenmoSummary] = {}
         main_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         state = _RunState()
+        # Drawn before any request so an impossible sample costs nothing.
+        samples = {g: self._robustness_sample(pairs, g, ctx.seed) for g in GENDERS} if self.params.ablation else {}
         for template in self.main_templates():
             male, female, stories, answers = self._ask_pairs(
                 ctx, state, pairs, template, ctx.generation, "original")
@@ -228,8 +212,8 @@ class Genmo(Probe):
             _collect_mismatch_evidence(state.evidence, template, pairs, stories, answers)
         primary = self.main_templates()[-1]
 
-        robustness = (self._robustness(ctx, state, pairs, primary, main_codes[primary], boot)
-                      if self.params.ablation else {})
+        robustness = (self._robustness(ctx, state, pairs, samples, primary, main_codes[primary], boot)
+                      if samples else {})
         by_temperature = self._temperatures(ctx, state, pairs, primary, main_codes[primary], groups, ids, boot)
         return self._result(summaries, primary, robustness, by_temperature, state, pairs)
 
@@ -239,19 +223,18 @@ class Genmo(Probe):
         source = np.array([SOURCES.index(p.source) for p in pairs])
         return {"environment": (env, ENVIRONMENTS), "source": (source, SOURCES)}
 
-    def _robustness(self, ctx: RunContext, state: _RunState, pairs: tuple[StoryPair, ...], template: str,
+    def _robustness(self, ctx: RunContext, state: _RunState, pairs: tuple[StoryPair, ...],
+                    samples: dict[str, list[tuple[int, str]]], template: str,
                     original: tuple[np.ndarray, np.ndarray], boot: dict) -> dict[str, dict[str, Any]]:
         """Table 4: share of sampled stories whose stance survives each variation."""
         out: dict[str, dict[str, Any]] = {}
-        samples = {g: self._robustness_sample(pairs, g, ctx.seed) for g in GENDERS}
         for variant in self.params.ablation:
             text = PARAPHRASED_TEMPLATES[template] if variant in ("paraphrase", "both") else TEMPLATES[template]
             row: dict[str, Any] = {}
             for gi, gender in enumerate(GENDERS):
-                stories = [
-                    _Story(pos, pairs[pos], gender, renamed if variant in ("names", "both") else pairs[pos].story(gender))
-                    for pos, renamed in samples[gender]
-                ]
+                renames = variant in ("names", "both")
+                stories = [_Story(pos, pairs[pos], gender, renamed if renames else pairs[pos].story(gender))
+                           for pos, renamed in samples[gender]]
                 answers = self._ask(ctx, state, stories, template, text, ctx.generation, variant)
                 before = original[gi][[s.position for s in stories]]
                 row[gender] = stance_kept(before, answers.codes, **boot)
@@ -344,6 +327,28 @@ class Genmo(Probe):
             counts=counts,
             extra=extra,
         )
+
+
+def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str) -> dict[str, Any]:
+    """One answer as written to records.jsonl."""
+    record: dict[str, Any] = {
+        "pair": s.pair.index,
+        "gender": s.gender,
+        "environment": s.pair.environment,
+        "source": s.pair.source,
+        "template": template,
+        "variant": variant,
+        "temperature": req.params.temperature,
+        "story": s.story,
+        "prompt": req.prompt,
+        "answer": resp.text,
+        "stance": CODE_NAMES[code],
+    }
+    if not resp.ok:
+        record["error"] = f"{resp.error_kind}: {resp.error_message}"
+    if resp.cached:
+        record["cached"] = True
+    return record
 
 
 def _oracle(story: _Story, template: str) -> dict[str, Any]:
