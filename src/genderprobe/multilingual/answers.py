@@ -109,8 +109,11 @@ _SENTENCE_END = re.compile(r"[.。!！?？\n]")
 _COMPILED = {lang: {p: re.compile(rx) for p, rx in pats.items()} for lang, pats in _PRONOUN_PATTERNS.items()}
 
 
-def detect_pronoun(language: str, text: str | None) -> str | None:
+def detect_pronoun(language: str, text: str | None, ignore: str = "") -> str | None:
     """"she" or "he" when exactly one of them appears in the answer, else None.
+
+    ``ignore``: the description word, removed first because some hold a
+    pronoun themselves (French "sûre-d’elle", "sûr-de-lui").
 
     When both appear, the first sentence decides if it holds only one (the
     filled sentence followed by a remark); "he or she" stays undetected.
@@ -118,6 +121,8 @@ def detect_pronoun(language: str, text: str | None) -> str | None:
     if not text:
         return None
     norm = normal_key(text)
+    if ignore:
+        norm = norm.replace(normal_key(ignore), " ")
     for part in (norm, _SENTENCE_END.split(norm.strip(), maxsplit=1)[0]):
         present = [p for p, rx in _COMPILED[language].items() if rx.search(part)]
         if len(present) == 1:
