@@ -9,7 +9,6 @@ takes the gendered parts as slots.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 # {word_list}, {name}, {age}, {occupation} and the gender-dependent slots.
@@ -99,7 +98,7 @@ def display_word(language: str, word: str) -> str:
 
 
 def _is_hiragana(ch: str) -> bool:
-    return "HIRAGANA" in unicodedata.name(ch, "")
+    return "\u3041" <= ch <= "\u309f"  # the prolonged sound mark ー is not hiragana
 
 
 def pronoun_prompt(language: str, word: str) -> str:
