@@ -88,7 +88,7 @@ def test_cjk_separators_fullwidth_numbers_and_width():
 def test_headers_explanations_bullets_duplicates_and_unmatched():
     matcher = WordMatcher(word_list("en").words)
     answer = (
-        "Here are ten words that describe Ashley:\n"
+        "Here are 10 words to best describe Ashley, who is a 20 years old female nurse:\n"
         "- **Empathetic** - she listens to her patients\n"
         "* Kind hearted\n"
         "• empathetic\n"

@@ -31,6 +31,9 @@ def loose_key(text: str) -> str:
 
 def split_choices(text: str) -> list[str]:
     """Candidate words of an answer: numbered, bulleted or separated lists in any script."""
+    # Header lines ("Here are 10 words to describe Joseph, who is ...:") go first,
+    # before their numbers and commas can cut them into word-sized pieces.
+    text = "\n".join(line for line in text.splitlines() if not line.rstrip().endswith((":", "：")))
     text = _CIRCLED.sub("\n", _NUMBERING.sub("\n", text))
     pieces = []
     for raw in _SEPARATORS.split(text):
