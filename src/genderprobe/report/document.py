@@ -191,7 +191,7 @@ def run_details(doc: dict[str, Any]) -> dict[str, Any]:
         "counts": doc.get("counts") or {},
         "versions": versions,
         "data_versions": data if isinstance(data, dict) else {},
-        "extra": flatten(safe.get("extra") or {}),
+        "extra": [(k, _brief(v)) for k, v in flatten(safe.get("extra") or {})],
         "records_file": doc.get("records_file"),
     }
 
@@ -206,3 +206,10 @@ def flatten(d: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             rows.append((name, v))
     return rows
+
+
+def _brief(value: Any) -> Any:
+    """Probe extras can be large (per-item lists): long lists are summarised, not dumped."""
+    if isinstance(value, list) and (len(value) > 12 or any(isinstance(v, (list, dict)) for v in value)):
+        return f"{len(value):,} entries (kept in the results file)"
+    return value
