@@ -12,7 +12,9 @@ import report_support as rs
 from browser_support import ARTIFACTS, shared_browser
 
 from genderprobe import charts
+from genderprobe.api import RunConfig, run_probe
 from genderprobe.models import BACKENDS
+from genderprobe.probes import all_probes
 from genderprobe.probes.base import Table
 from genderprobe.report import render_comparison, render_report, write_html
 from genderprobe.results import load_results, write_json
@@ -74,9 +76,7 @@ def pages(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["levy", "gallery", "compare"])
-def test_page_loads_offline_with_no_console_errors_and_every_chart_drawn(browser, pages, name):
-    html, docs = pages[name]
+def check_clean_load_and_charts(browser, html: Path, docs: list[dict], *, every_chart: bool = True) -> None:
     load = browser.open(html)
     assert load.console_errors == []
     assert load.requests == []
@@ -90,8 +90,25 @@ def test_page_loads_offline_with_no_console_errors_and_every_chart_drawn(browser
         spec = specs.get(chart["id"])
         if spec is not None:  # a probe's own chart: one mark per value it holds
             assert chart["marks"] == EXPECTED_MARKS[spec["type"]][1](spec), chart
-    if name != "compare":
+    if every_chart:
         assert {s["id"] for s in state} >= set(specs)  # every chart of the results is on the page
+
+
+@pytest.mark.parametrize("name", ["levy", "gallery", "compare"])
+def test_page_loads_offline_with_no_console_errors_and_every_chart_drawn(browser, pages, name):
+    html, docs = pages[name]
+    check_clean_load_and_charts(browser, html, docs, every_chart=name != "compare")
+
+
+@pytest.mark.parametrize("probe", sorted(all_probes()))
+def test_every_registered_probe_renders_with_no_report_code_of_its_own(browser, tmp_path, probe):
+    judge = "reference:random" if all_probes()[probe].needs_judge else None
+    config = RunConfig(model="reference:random", judge=judge, use_cache=False, n_resamples=100, out_dir=tmp_path)
+    out = run_probe(probe, "reference:random", config=config)
+    doc = load_results(out.results_path)
+    html = tmp_path / "report.html"
+    write_html(html, render_report([(doc, "results.json")]))
+    check_clean_load_and_charts(browser, html, [doc])
 
 
 def _same(cell: dict, expected) -> None:
