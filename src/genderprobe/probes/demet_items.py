@@ -72,20 +72,19 @@ def build_plan(
     n_scen, n_types, p = len(scenario_ids), len(TYPES), per_type
     name1 = np.empty((n_scen, n_types, p), np.int64)
     name2 = np.empty((n_scen, n_types, p), np.int64)
-    for s, sid in enumerate(scenario_ids):
-        for t, kind in enumerate(TYPES):
-            a, b = kind.split("-")
-            ga, gb = GROUPS.index(a), GROUPS.index(b)
-            if a == b:
-                first, second = _same_group(len(members[ga]), p, seed, _stream(sid, kind))
-            elif kind == _canonical(a, b):
-                first, second = _mixed(len(members[ga]), len(members[gb]), p, seed, _stream(sid, kind))
-            else:
-                # B-A reuses the pairings drawn for A-B, in reverse order.
-                b_idx, a_idx = _mixed(len(members[gb]), len(members[ga]), p, seed, _stream(sid, f"{b}-{a}"))
-                first, second = a_idx, b_idx
-            name1[s, t] = offsets[ga] + first
-            name2[s, t] = offsets[gb] + second
+    for t, kind in enumerate(TYPES):
+        a, b = kind.split("-")
+        ga, gb = GROUPS.index(a), GROUPS.index(b)
+        if a == b:
+            first, second = _same_group(len(members[ga]), p, seed, _streams(scenario_ids, kind, p // 2))
+        elif kind == _canonical(a, b):
+            first, second = _mixed(len(members[ga]), len(members[gb]), p, seed, _streams(scenario_ids, kind, p))
+        else:
+            # B-A reuses the pairings drawn for A-B, in reverse order.
+            b_idx, a_idx = _mixed(len(members[gb]), len(members[ga]), p, seed, _streams(scenario_ids, f"{b}-{a}", p))
+            first, second = a_idx, b_idx
+        name1[:, t] = offsets[ga] + first.reshape(n_scen, p)
+        name2[:, t] = offsets[gb] + second.reshape(n_scen, p)
     shape = (n_scen, n_types, p)
     grid = np.indices(shape)
     return Plan(
@@ -106,21 +105,24 @@ def _canonical(a: str, b: str) -> str:
     return ab if TYPES.index(ab) < TYPES.index(ba) else ba
 
 
-def _mixed(n_a: int, n_b: int, p: int, seed: int, stream: int) -> tuple[np.ndarray, np.ndarray]:
-    """p distinct (a, b) pairings out of n_a x n_b."""
-    pick = permute(np.arange(p), n_a * n_b, seed, stream)
+def _mixed(n_a: int, n_b: int, p: int, seed: int, streams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p distinct (a, b) pairings out of n_a x n_b for each scenario (flattened, scenario-major)."""
+    pick = permute(np.tile(np.arange(p), streams.size // p), n_a * n_b, seed, streams)
     return pick // n_b, pick % n_b
 
 
-def _same_group(n: int, p: int, seed: int, stream: int) -> tuple[np.ndarray, np.ndarray]:
-    """p / 2 distinct unordered pairs of two different names, each in both orders."""
+def _same_group(n: int, p: int, seed: int, streams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p / 2 distinct unordered pairs of two different names per scenario, each in both orders."""
     first, second = np.triu_indices(n, 1)
-    pick = permute(np.arange(p // 2), first.size, seed, stream)
+    pick = permute(np.tile(np.arange(p // 2), streams.size // (p // 2)), first.size, seed, streams)
     i, j = first[pick], second[pick]
     return np.stack([i, j], 1).ravel(), np.stack([j, i], 1).ravel()
 
 
-def _stream(scenario_id: str, kind: str) -> int:
-    """A stable 63-bit key for one scenario and type."""
-    digest = hashlib.blake2b(f"{scenario_id}\x00{kind}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
+def _streams(scenario_ids: tuple[str, ...], kind: str, per_scenario: int) -> np.ndarray:
+    """A stable 63-bit permutation key per scenario and type, repeated per draw."""
+    keys = [
+        int.from_bytes(hashlib.blake2b(f"{sid}\x00{kind}".encode(), digest_size=8).digest(), "little") >> 1
+        for sid in scenario_ids
+    ]
+    return np.repeat(np.array(keys, dtype=np.uint64), per_scenario)
