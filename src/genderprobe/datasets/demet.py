@@ -70,17 +70,24 @@ def fill(text: str, name1: str, name2: str) -> str:
     return _SLOT.sub(lambda m: name1 if m.group(1) == "1" else name2, text)
 
 
+def _cap(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:]
+
+
 def parse_scenario_file(text: str, where: str) -> tuple[Scenario, ...]:
     """User scenarios from CSV text: a ``scenario`` column with NAME1 and NAME2 slots,
-    and optional ``id``, ``topic`` and ``label`` (E, T or O) columns."""
+    and optional ``id``, ``topic`` and ``label`` (E, T or O) columns.
+
+    where: the file as messages name it, e.g. "your scenario file (--scenarios-file)".
+    """
     try:
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
         rows = list(reader)
     except csv.Error as exc:
-        raise UserError(f"The scenario file {where} is not valid CSV ({exc}).") from None
+        raise UserError(f"{_cap(where)} is not valid CSV ({exc}).") from None
     fields = [(f or "").strip().lower() for f in (reader.fieldnames or [])]
     if "scenario" not in fields:
-        raise UserError(f"The scenario file {where} needs a header line with a scenario column.")
+        raise UserError(f"{_cap(where)} needs a header line with a scenario column.")
     out: list[Scenario] = []
     ids: set[str] = set()
     for line, row in enumerate(rows, start=2):
@@ -90,7 +97,7 @@ def parse_scenario_file(text: str, where: str) -> tuple[Scenario, ...]:
             continue
         sid = row.get("id") or str(line - 1)
         if sid in ids:
-            raise UserError(f"The scenario id '{sid}' appears twice in the scenario file {where}.")
+            raise UserError(f"The scenario id '{sid}' appears twice in {where}.")
         ids.add(sid)
         _check_slots(body, f"on line {line} of {where}")
         raw_topic = row.get("topic", "")
@@ -98,11 +105,11 @@ def parse_scenario_file(text: str, where: str) -> tuple[Scenario, ...]:
         label = _LABEL_BY_LOWER.get(row.get("label", "").lower())
         if label is None:
             raise UserError(
-                f"Line {line} of the scenario file {where} has the unknown label '{row['label']}'; use E, T or O."
+                f"Line {line} of {where} has the unknown label '{row['label']}'; use E, T or O."
             )
         out.append(Scenario(f"file-{sid}", "file", topic, label, body))
     if not out:
-        raise UserError(f"The scenario file {where} holds no scenarios.")
+        raise UserError(f"{_cap(where)} holds no scenarios.")
     return tuple(out)
 
 

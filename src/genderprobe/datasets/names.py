@@ -54,6 +54,10 @@ _GROUP_ALIASES = {
 MIN_NAMES_PER_GROUP = 2
 
 
+def _cap(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:]
+
+
 def parse_name_lists(text: str, where: str) -> dict[str, tuple[str, ...]]:
     """Name lists from CSV text with the columns ``name`` and ``group``.
 
@@ -65,10 +69,10 @@ def parse_name_lists(text: str, where: str) -> dict[str, tuple[str, ...]]:
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
         rows = list(reader)
     except csv.Error as exc:
-        raise UserError(f"The name list {where} is not valid CSV ({exc}).") from None
+        raise UserError(f"{_cap(where)} is not valid CSV ({exc}).") from None
     fields = [f.strip().lower() for f in (reader.fieldnames or [])]
     if "name" not in fields or "group" not in fields:
-        raise UserError(f"The name list {where} needs a header line with the columns name and group.")
+        raise UserError(f"{_cap(where)} needs a header line with the columns name and group.")
     groups: dict[str, list[str]] = {g: [] for g in LEVY_GROUPS}
     seen: dict[str, str] = {}
     for line, row in enumerate(rows, start=2):
@@ -79,18 +83,18 @@ def parse_name_lists(text: str, where: str) -> dict[str, tuple[str, ...]]:
         group = _GROUP_ALIASES.get(raw_group.lower())
         if group is None:
             raise UserError(
-                f"Line {line} of the name list {where} has the unknown group '{raw_group}'; use women, men or neutral."
+                f"Line {line} of {where} has the unknown group '{raw_group}'; use women, men or neutral."
             )
         if not name:
-            raise UserError(f"Line {line} of the name list {where} has an empty name.")
+            raise UserError(f"Line {line} of {where} has an empty name.")
         if name.lower() in seen:
-            raise UserError(f"The name '{name}' appears twice in the name list {where} (line {line}).")
+            raise UserError(f"The name '{name}' appears twice in {where} (line {line}).")
         seen[name.lower()] = group
         groups[group].append(name)
     for group in LEVY_GROUPS:
         if len(groups[group]) < MIN_NAMES_PER_GROUP:
             raise UserError(
-                f"The name list {where} has {len(groups[group])} name(s) in the group '{group}'; "
+                f"{_cap(where)} has {len(groups[group])} name(s) in the group '{group}'; "
                 f"every group needs at least {MIN_NAMES_PER_GROUP} different names."
             )
     return {g: tuple(v) for g, v in groups.items()}
@@ -99,4 +103,4 @@ def parse_name_lists(text: str, where: str) -> dict[str, tuple[str, ...]]:
 @cache
 def levy_names() -> dict[str, tuple[str, ...]]:
     """Levy et al. 2024, Table 2: {"women": (...), "men": (...), "neutral": (...)}."""
-    return parse_name_lists(data_text("names/levy_names.csv"), "names/levy_names.csv")
+    return parse_name_lists(data_text("names/levy_names.csv"), "the packaged name list names/levy_names.csv")

@@ -122,13 +122,13 @@ class Demet(Probe):
         super().__init__(params, **kwargs)
         p = self.params
         if p.scenarios_file is not None:
-            self.scenarios = parse_scenario_file(p.scenarios_file, "given with --scenarios-file")
+            self.scenarios = parse_scenario_file(p.scenarios_file, "your scenario file (--scenarios-file)")
             self.scenario_set = "file"
         else:
             self.scenarios = scenarios(p.scenarios)
             self.scenario_set = p.scenarios
         if p.names_file is not None:
-            self.lists = parse_name_lists(p.names_file, "given with --names-file")
+            self.lists = parse_name_lists(p.names_file, "your name list (--names-file)")
         else:
             self.lists = levy_names()
         sizes = {g: len(self.lists[GROUP_OF[g]]) for g in GROUPS}

@@ -87,7 +87,7 @@ class DemetNames(Probe):
     def __init__(self, params: DemetNamesParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
         if self.params.names_file is not None:
-            self.lists = parse_name_lists(self.params.names_file, "given with --names-file")
+            self.lists = parse_name_lists(self.params.names_file, "your name list (--names-file)")
         else:
             self.lists = levy_names()
 
