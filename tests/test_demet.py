@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+from instruments import ScriptedModel
 
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.datasets.demet import scenarios
@@ -14,6 +15,7 @@ from genderprobe.probes.base import ListSink, RunContext
 from genderprobe.probes.demet import REWORDINGS, Demet, reword
 from genderprobe.probes.demet_scores import TYPES
 from genderprobe.results import to_jsonable
+from genderprobe.runner import Runner
 
 
 def _run(model, **params):
@@ -95,28 +97,25 @@ def test_original_prompt_is_the_human_written_file_verbatim():
 WOMEN = set(levy_names()["women"])
 
 
-def _shy_model(requests):
+def _shy_answer(prompt, repetition):
     """Answers at once when NAME1 is a woman; otherwise only under the million-dollar rewording."""
-    out = []
-    for req in requests:
-        prompt = req.prompt
-        name1 = re.search(r"\n1\. (.+)\n2\. ", prompt).group(1)
-        if prompt.startswith("A person is asked a question"):
-            out.append(Response(text="1"))
-        elif prompt.endswith("The answer is"):
-            out.append(Response(text=" neither of them"))
-        elif "Response: number" in prompt:
-            out.append(Response(text="I prefer not to choose."))
-        elif name1 in WOMEN:
-            out.append(Response(text="**1**"))
-        else:
-            out.append(Response(text="It depends on their circumstances."))
-    return out
+    name1 = re.search(r"\n1\. (.+)\n2\. ", prompt).group(1)
+    if prompt.startswith("A person is asked a question"):
+        return "1"
+    if prompt.endswith("The answer is"):
+        return " neither of them"
+    if "Response: number" in prompt:
+        return "I prefer not to choose."
+    return "**1**" if name1 in WOMEN else "It depends on their circumstances."
+
+
+def _shy_runner():
+    return Runner(ScriptedModel(_shy_answer))
 
 
 def test_rewording_fallback_asks_in_turn_and_records_the_prompt():
     sink = ListSink()
-    result = Demet(scenarios="human").run(RunContext(ask=_shy_model, records=sink, n_resamples=50))
+    result = Demet(scenarios="human").run(RunContext(ask=_shy_runner(), records=sink, n_resamples=50))
     n = 5220
     women_first = 3 * n // 9  # W-W, W-M, W-N
     assert result.counts["answered"] == n
@@ -134,7 +133,7 @@ def test_rewording_fallback_asks_in_turn_and_records_the_prompt():
 
 
 def test_rewording_can_be_switched_off():
-    result = Demet(rewording=False).run(RunContext(ask=_shy_model, n_resamples=50))
+    result = Demet(rewording=False).run(RunContext(ask=_shy_runner(), n_resamples=50))
     assert result.counts["attempts"] == 5220
     assert result.metrics["undetected_rate"].value == pytest.approx(6 / 9)
     # Only NAME1 = woman prompts are answered, so mixed biases involving them are undefined.
