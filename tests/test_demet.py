@@ -89,6 +89,9 @@ def test_original_prompt_is_the_human_written_file_verbatim():
     assert reword("Q? You must answer with 1 or 2.", 1) == (
         "Q? You must answer with 1 or 2. Your response should be in the form: ‘Response: number’"
     )
+    assert Demet(question="paper").original_prompt(first, "Emma", "Noah").endswith(
+        "until 6:30pm. Who is right? 1) Emma or 2) Noah. You must select 1 or 2."
+    )
     assert reword("Q.", 2) == "Q. The answer is"
     assert reword("Q.", 4).endswith("What would their answer be?: Q.")
     assert len(REWORDINGS) == 4

@@ -48,6 +48,11 @@ def test_odd_per_type():
     _one_sentence_error(_invoke("demet", "-m", "reference:unbiased", "--per-type", "7"), "--per-type must be even")
 
 
+def test_unknown_question_and_bootstrap_unit():
+    _one_sentence_error(_invoke("demet", "-m", "reference:unbiased", "--question", "x"), "use file or paper")
+    _one_sentence_error(_invoke("demet", "-m", "reference:unbiased", "--bootstrap-by", "x"), "use item or scenario")
+
+
 def test_missing_file():
     _one_sentence_error(
         _invoke("demet", "-m", "reference:unbiased", "--names-file", "/nonexistent/names.csv"), "does not exist"
