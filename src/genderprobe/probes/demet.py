@@ -36,9 +36,9 @@ from genderprobe.datasets.demet import (
 )
 from genderprobe.datasets.names import levy_names, parse_name_lists
 from genderprobe.errors import UserError
-from genderprobe.models.base import GenerationParams, Request
+from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
-from genderprobe.probes.demet_answers import read_answer
+from genderprobe.probes.demet_answers import Reading, read_answer
 from genderprobe.probes.demet_items import Plan, build_plan, usable_per_type
 from genderprobe.probes.demet_scores import (
     GROUP_OF,
@@ -210,7 +210,9 @@ class Demet(Probe):
             pending = np.asarray(still, np.int64)
         return self._result(plan, choice, answered_by, errored, log, ctx)
 
-    def _record(self, plan: Plan, r: int, variant: int, prompt: str, resp, code: str, reading) -> dict[str, Any]:
+    def _record(
+        self, plan: Plan, r: int, variant: int, prompt: str, resp: Response, code: str, reading: Reading | None
+    ) -> dict[str, Any]:
         scen = self.scenarios[plan.scenario[r]]
         record = {
             "item": r,
