@@ -186,7 +186,7 @@ def test_breakdowns_tables_and_charts_follow_the_paper():
     assert doc["extra"]["scores_by"]["label"]["human T (traditional)"]["pair_bias"]["bias(W,M)"]["value"] == 2
 
 
-def test_scenario_bootstrap_is_wider_than_item_bootstrap():
+def test_bootstrap_unit_changes_intervals_not_values():
     a = _run("reference:random")
     b = _run("reference:random", bootstrap_by="scenario")
     width = lambda e: e.ci_high - e.ci_low  # noqa: E731

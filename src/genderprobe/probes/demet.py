@@ -90,7 +90,7 @@ class DemetParams:
     per_type: int = option(20, "Filled scenarios per relationship type and scenario (even; the paper's 20).")
     rewording: bool = option(True, "Ask again with the four rewordings of Appendix B when an answer names neither person.")
     question: str = option(
-        "file", "Question block: file (the dataset's, as the issue and the released prompts use) or paper (as Section 4.3 quotes it)."
+        "file", "Question block: file (the dataset file's, as the released prompts use) or paper (as Section 4.3 quotes it)."
     )
     bootstrap_by: str = option("item", "Bootstrap unit: item (filled scenario) or scenario (all of a scenario's prompts together).")
     scenarios_file: str | None = option(
