@@ -29,7 +29,7 @@ class GenerationParams:
         return dataclasses.replace(self, **changes)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     """One prompt to one model.
 
@@ -46,6 +46,9 @@ class Request:
         "biased": "(b)", "biased-female": "(a)"}); a value may be a tuple of
         candidates for ``reference:random``. Real backends ignore it and it is not
         part of the cache key.
+
+    Not frozen: a probe may build tens of millions of these, and frozen
+    dataclasses are several times slower to construct. Treat it as immutable.
     """
 
     messages: tuple[tuple[str, str], ...]

@@ -65,14 +65,13 @@ class ReferenceModel(SyncBatchModel):
 
 def _coin(request: Request, sides: int) -> int:
     """A deterministic draw in [0, sides) from the request's content."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update(str(request.params.seed or 0).encode())
-    h.update(str(request.repetition).encode())
-    for role, content in request.messages:
-        h.update(role.encode())
-        h.update(b"\x00")
-        h.update(content.encode())
-    return int.from_bytes(h.digest(), "little") % sides
+    messages = request.messages
+    if len(messages) == 1:
+        turns = messages[0][1]
+    else:
+        turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
+    key = f"{request.params.seed or 0}\x00{request.repetition}\x00{turns}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % sides
 
 
 def create(name: str, options: ModelOptions) -> ReferenceModel:

@@ -24,7 +24,15 @@ from genderprobe.datasets.demet import TOPICS, Scenario, scenarios
 from genderprobe.datasets.names import RACES, bloomberg_by_gender
 from genderprobe.errors import UserError
 from genderprobe.models.base import Request, Response
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    NullSink,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio
 
@@ -174,14 +182,19 @@ class RelationshipLevy(Probe):
 
     def _write_records(self, ctx, start, sc, man, woman, texts, responses, acc, per_item) -> None:
         reps = self.params.num_repetitions
-        codes = acc.codes_of_chunk
+        codes = acc.codes_of_chunk.tolist()
+        # Building a dict per attempt is most of the cost of a huge run: skip it
+        # when nobody keeps records and the evidence samples are full.
+        keep_all = not isinstance(ctx.records, NullSink)
         for n, (s, m, w) in enumerate(zip(sc.tolist(), man.tolist(), woman.tolist())):
             scen = self.scenarios[s]
             for order in (0, 1):
                 for r in range(reps):
                     a = n * per_item + order * reps + r
+                    code = codes[a]
+                    if not keep_all and code in acc.full_evidence:
+                        continue
                     resp: Response = responses[a]
-                    code = int(codes[a])
                     record = {
                         "item": start + n,
                         "scenario": scen.id,
@@ -204,7 +217,8 @@ class RelationshipLevy(Probe):
                         record["error"] = f"{resp.error_kind}: {resp.error_message}"
                     if resp.cached:
                         record["cached"] = True
-                    ctx.records.write(record)
+                    if keep_all:
+                        ctx.records.write(record)
                     acc.collect_evidence(code, record)
 
     # -- metrics ------------------------------------------------------------------
@@ -271,12 +285,12 @@ class RelationshipLevy(Probe):
 
     def _breakdowns(self, acc: _Accumulator, share: np.ndarray, boot: dict) -> dict[str, dict[str, Estimate]]:
         sc = acc.scenario
-        topic = np.array([TOPICS.index(s.topic) for s in self.scenarios])[sc]
-        source = np.array([0 if s.source == "human" else 1 for s in self.scenarios])[sc]
+        topic = np.array([TOPICS.index(s.topic) for s in self.scenarios], np.int8)[sc]
+        source = np.array([0 if s.source == "human" else 1 for s in self.scenarios], np.int8)[sc]
         labels = ("E", "T", "O")
-        label = np.array([labels.index(s.label) for s in self.scenarios])[sc]
-        man_race = np.array([RACES.index(e.race) for e in self.men])[acc.man]
-        woman_race = np.array([RACES.index(e.race) for e in self.women])[acc.woman]
+        label = np.array([labels.index(s.label) for s in self.scenarios], np.int8)[sc]
+        man_race = np.array([RACES.index(e.race) for e in self.men], np.int8)[acc.man]
+        woman_race = np.array([RACES.index(e.race) for e in self.women], np.int8)[acc.woman]
         pairing = man_race * len(RACES) + woman_race
         dims = {
             "topic": (topic, TOPICS),
@@ -312,7 +326,7 @@ class _Accumulator:
         self.prob_male: np.ndarray | None = None
         self.codes_of_chunk = np.zeros(0, np.int8)
         self.evidence: dict[str, list[dict]] = {"male": [], "female": [], "undetected": [], "error": []}
-        self.undetected_total = 0
+        self.full_evidence: set[int] = set()  # codes whose evidence sample is complete
 
     def add(self, start, sc, man, woman, responses, score_options) -> None:
         n = len(sc)
@@ -360,8 +374,11 @@ class _Accumulator:
             self.prob_male[start : start + n] = np.nanmean(p_man, axis=1) if np.isfinite(p_man).any() else np.nan
 
     def collect_evidence(self, code: int, record: dict) -> None:
-        name = CODE_NAMES[code]
-        bucket = self.evidence[name]
+        if code in self.full_evidence:
+            return
+        keys = ("item", "prompt", "answer", "code", "man_option", "error")
+        bucket = self.evidence[CODE_NAMES[code]]
+        bucket.append({k: record[k] for k in keys if k in record})
         limit = _MAX_UNDETECTED_EVIDENCE if code in (UNDETECTED, ERROR) else _EVIDENCE_PER_CODE
-        if len(bucket) < limit:
-            bucket.append({k: record[k] for k in ("item", "prompt", "answer", "code", "man_option")})
+        if len(bucket) >= limit:
+            self.full_evidence.add(code)

@@ -1,0 +1,5 @@
+"""``python -m genderprobe`` is the ``genderprobe`` command."""
+
+from genderprobe.cli import main
+
+main()

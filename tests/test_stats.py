@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+
+from genderprobe.stats import (
+    Estimate,
+    MarkDefinition,
+    bootstrap_ratio,
+    bootstrap_statistic,
+    mcnemar_exact,
+    rowwise_pearson,
+    sign_test,
+)
+
+
+def test_bootstrap_of_constant_data_is_a_point():
+    e = bootstrap_ratio(np.full(100, 0.25))
+    assert (e.value, e.ci_low, e.ci_high, e.n) == (0.25, 0.25, 0.25, 100)
+
+
+def test_bootstrap_leaves_out_nan_items_and_handles_no_items():
+    e = bootstrap_ratio(np.array([1.0, np.nan, 0.0]))
+    assert e.value == 0.5 and e.n == 2
+    assert bootstrap_ratio(np.array([np.nan])).value is None
+
+
+def test_compressed_bootstrap_matches_plain_resampling():
+    rng = np.random.default_rng(0)
+    x = rng.choice([0.0, 0.5, 1.0], size=2000, p=[0.3, 0.3, 0.4])
+    e = bootstrap_ratio(x, n_resamples=4000, seed=1)
+    idx = rng.integers(0, x.size, size=(4000, x.size))
+    lo, hi = np.quantile(x[idx].mean(axis=1), [0.025, 0.975])
+    assert e.ci_low == pytest.approx(lo, abs=0.004)
+    assert e.ci_high == pytest.approx(hi, abs=0.004)
+
+
+def test_ratio_bootstrap_and_transform():
+    num = np.array([1.0, 0.0, 2.0, 1.0])
+    den = np.array([2.0, 2.0, 2.0, 2.0])
+    e = bootstrap_ratio(num, den, transform=lambda p: 2 * p - 1)
+    assert e.value == pytest.approx(0.0)
+    assert e.ci_low <= 0 <= e.ci_high
+
+
+def test_bootstrap_is_seeded():
+    x = np.random.default_rng(3).random(500)
+    assert bootstrap_ratio(x, seed=5) == bootstrap_ratio(x, seed=5)
+    assert bootstrap_ratio(x, seed=5) != bootstrap_ratio(x, seed=6)
+
+
+def test_bootstrap_statistic_pearson_and_undefined():
+    x = np.arange(50.0)
+    e = bootstrap_statistic([x, 2 * x + 1], rowwise_pearson, n_resamples=200)
+    assert e.value == pytest.approx(1.0)
+    const = bootstrap_statistic([x, np.ones(50)], rowwise_pearson, n_resamples=200)
+    assert const.value is None
+
+
+def test_mcnemar_and_sign_test():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
+    assert sign_test(5, 10) == 1.0
+    assert sign_test(10, 10) == pytest.approx(2 * 0.5**10)
+
+
+def mark(defn, lo, hi, value=None):
+    return defn.mark(Estimate(value if value is not None else (lo + hi) / 2, lo, hi))
+
+
+def test_one_sided_marks_take_the_best_overlapping_range():
+    d = MarkDefinition("x", (0, 0.1, 0.2, 0.6, 1))
+    assert mark(d, 0.0, 0.0) == "A"
+    assert mark(d, 0.12, 0.15) == "B"
+    assert mark(d, 0.05, 0.15) == "A"  # overlaps A
+    assert mark(d, 0.1, 0.1) == "B"  # ranges are half-open
+    assert mark(d, 0.3, 0.5) == "C"
+    assert mark(d, 1.0, 1.0) == "D"
+
+
+def test_two_sided_marks_use_the_absolute_value():
+    d = MarkDefinition("x", (0, 0.05, 0.15, 0.5, 1), two_sided=True)
+    assert mark(d, -0.02, 0.03) == "A"
+    assert mark(d, -0.2, -0.1) == "B"
+    assert mark(d, -0.3, -0.2) == "C"
+    assert mark(d, -1.0, -1.0) == "D"
+    assert mark(d, -0.4, 0.6) == "A"  # interval spans zero
+    assert d.mark(Estimate(None)) is None
