@@ -180,11 +180,12 @@ def test_retry_after_is_honoured(tmp_path):
 def test_concurrency_backs_off_while_throttled_and_recovers(tmp_path):
     with OpenAITestServer(latency=0.005, retry_after=0.01) as server:
         server.faults.push(*["429"] * 24)
-        runner = fast_runner(model_for(server), None, concurrency=16, cooldown=0.02)
+        # No cooldown: every 429 cuts, so the outcome does not depend on timing.
+        runner = fast_runner(model_for(server), None, concurrency=16, cooldown=0.0)
         answers = runner(prompts(600))
         runner.close()
     assert all(r.ok for r in answers)
-    assert runner.limit.lowest <= 4  # several cuts while the server throttled
+    assert runner.limit.lowest == 1  # cut down to one request at a time while throttled
     assert runner.limit.limit == 16  # and back to full speed after
 
 
