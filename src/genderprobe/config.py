@@ -159,3 +159,20 @@ def validate(data: dict[str, Any], path: Path | None = None) -> FileConfig:
                 raise UserError(f"{where} sets {section}.{key} = {shown}, but it {problem}.")
         getattr(config, section).update(values)
     return config
+
+
+def check_option(section: str, key: str, value: Any, flag: str) -> Any:
+    """Validate a command-line value with the file's rules; returns it unchanged."""
+    if value is None:
+        return None
+    problem = SCHEMA[section][key](value)
+    if problem:
+        raise UserError(f"{flag} {value!r} is not allowed: it {problem}.")
+    return value
+
+
+def merged(flag_value: Any, config: FileConfig, section: str, key: str, default: Any = None) -> Any:
+    """The command-line value if given, else the file's, else the default."""
+    if flag_value is not None:
+        return flag_value
+    return getattr(config, section).get(key, default)
