@@ -59,6 +59,8 @@ class OpenAITestServer(BackgroundServer):
     retry_after: the Retry-After header of injected 429s, in seconds.
     slow_seconds: how long a "slow" fault waits before answering.
     split_parens: tokenise "(a)" as "(", "a", ")" (as some tokenizers do) for log-probs.
+    echo_key: injected error messages repeat the Authorization header, as careless
+        servers do, so tests can check the client keeps the key out of every file.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class OpenAITestServer(BackgroundServer):
         retry_after: float = 0.05,
         slow_seconds: float = 5.0,
         split_parens: bool = False,
+        echo_key: bool = False,
     ):
         super().__init__()
         self.answer = answer or PreferMan(p_man, seed=seed)
@@ -84,6 +87,7 @@ class OpenAITestServer(BackgroundServer):
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
         self.split_parens = split_parens
+        self.echo_key = echo_key
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()  # prompt -> requests received (any outcome)
         self.answered: Counter[str] = Counter()  # prompt -> successful answers sent
@@ -172,7 +176,8 @@ class OpenAITestServer(BackgroundServer):
         if kind == "429":
             return _error(429, "Rate limit reached.", {"Retry-After": f"{self.retry_after:g}"})
         if kind.isdigit():
-            return _error(int(kind), f"injected HTTP {kind}")
+            echo = f" (you sent {request.headers.get('Authorization', '')})" if self.echo_key else ""
+            return _error(int(kind), f"injected HTTP {kind}{echo}")
         if kind == "malformed":
             return web.Response(status=200, text='{"choices": [{"message": ', content_type="application/json")
         if kind == "slow":
