@@ -57,7 +57,7 @@ class OpenAICompatible(Model):
         self.spec = f"openai:{model}"
         # The same model name on two servers is two models, but a URL may carry
         # credentials (user:pass@, ?key=): the identity keeps neither.
-        self._identity = f"openai:{model}@{_public_url(self.base_url)}"
+        self._identity = f"openai:{model}@{public_url(self.base_url)}"
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -100,7 +100,7 @@ class OpenAICompatible(Model):
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
         except aiohttp.ClientConnectorError:
             raise ModelError(
-                f"cannot connect to {_public_url(self.base_url)}; is the server running and is --base-url right",
+                f"cannot connect to {public_url(self.base_url)}; is the server running and is --base-url right",
                 kind="connect",
             ) from None
         except aiohttp.ClientConnectionError as exc:
@@ -128,7 +128,7 @@ class OpenAICompatible(Model):
                 kind="bad_request", fatal=True, status=status,
             )
         kind = "rate_limit" if status == 429 else "server"
-        return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=_retry_after(retry_after), status=status)
+        return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after_seconds(retry_after), status=status)
 
     def _scrub(self, text: str) -> str:
         """Servers sometimes echo the key back; it must not reach a message, the store or a log."""
@@ -145,11 +145,11 @@ class OpenAICompatible(Model):
 def _check_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UserError(f"The base URL '{_public_url(url)}' is not an http(s) URL; write it like http://localhost:8000/v1.")
+        raise UserError(f"The base URL '{public_url(url)}' is not an http(s) URL; write it like http://localhost:8000/v1.")
     return url
 
 
-def _public_url(url: str) -> str:
+def public_url(url: str) -> str:
     """The URL without user:password@ and without a query string."""
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -164,7 +164,7 @@ def _whole(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def _retry_after(header: str | None) -> float | None:
+def retry_after_seconds(header: str | None) -> float | None:
     """Retry-After in seconds (an HTTP date is rare for APIs and treated as absent)."""
     if not header:
         return None

@@ -24,6 +24,7 @@ FAULT_KINDS = (
     "401",
     "403",
     "404",
+    "529",  # Anthropic's "overloaded"
 )
 
 
