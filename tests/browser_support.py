@@ -120,10 +120,17 @@ _BROWSER: Browser | None = None
 
 
 def shared_browser() -> Browser:
-    """The session's browser; skips the test when Chromium is not installed."""
+    """The session's browser; skips the test when Chromium is not installed.
+
+    Under CI (``CI`` set) a missing browser fails instead: .ci/run installs it,
+    so its absence means that step broke, and a silent skip would hide it.
+    """
     global _BROWSER
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+        message = "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     pytest.importorskip("selenium")
     if _BROWSER is None:
         _BROWSER = Browser()
