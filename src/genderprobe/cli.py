@@ -22,6 +22,7 @@ from genderprobe.errors import UserError
 from genderprobe.models import BACKENDS, ModelOptions
 from genderprobe.probes import all_probes
 from genderprobe.probes.base import Probe
+from genderprobe.userfiles import read_user_text
 
 
 class _Group(click.Group):
@@ -116,7 +117,7 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
             if value is None:
                 continue
             if f.metadata.get("from_file"):
-                value = _read_text(Path(value))
+                value = read_user_text(value, f"{f.name.replace('_', ' ')} file")
             probe_kwargs[f.name] = value
         _run(probe_cls, probe_kwargs, **kwargs)
 
@@ -169,15 +170,6 @@ def _comma_list(item: type) -> Any:
             raise click.BadParameter(f"expected comma-separated {item.__name__} values") from None
 
     return convert
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"File {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read {path} as UTF-8 text ({exc.__class__.__name__}).") from None
 
 
 def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
