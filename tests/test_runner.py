@@ -235,3 +235,28 @@ def test_bad_runner_settings_are_refused():
             Runner(model_for(server), None, max_error_rate=1.5)
         with pytest.raises(UserError, match="per-minute"):
             Runner(model_for(server), None, rpm=-1)
+
+
+def test_progress_counts_done_cached_errors_and_tokens(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from genderprobe.terminal import Progress
+
+    console_out = io.StringIO()
+    bar = Progress(Console(file=console_out, force_terminal=True, width=160))
+    with OpenAITestServer() as server:
+        with Store(tmp_path / "s.sqlite3") as store:
+            runner = fast_runner(model_for(server), store, progress=bar)
+            runner(prompts(20))
+            server.faults.always("500")
+            runner2 = fast_runner(model_for(server), store, progress=bar, max_retries=0, max_error_rate=1.0)
+            runner2(prompts(20) + prompts(5, tag="new"))
+            runner.close()
+            runner2.close()
+    bar.stop()
+    assert (bar.done, bar.total, bar.cached, bar.errors) == (45, 45, 20, 5)
+    assert bar.tokens == runner.stats.prompt_tokens + runner.stats.completion_tokens > 0
+    text = console_out.getvalue()
+    assert "45/45" in text and "cached 20" in text and "errors 5" in text and "ETA" in text

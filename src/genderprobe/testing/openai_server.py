@@ -285,9 +285,10 @@ class RemoteStats:
 
 @contextmanager
 def spawn_openai_server(*args: str) -> Iterator[RemoteStats]:
-    """Run ``python -m genderprobe.testing.openai_server ARGS`` and yield its handle."""
+    """Run the server with command-line ``args`` in a subprocess and yield its handle."""
+    launch = "import sys; from genderprobe.testing.openai_server import main; main(sys.argv[1:])"
     process = subprocess.Popen(
-        [sys.executable, "-m", "genderprobe.testing.openai_server", *args],
+        [sys.executable, "-c", launch, *args],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
