@@ -1,0 +1,1 @@
+"""Real, small instruments for tests and benchmarks (local servers, tiny models)."""
