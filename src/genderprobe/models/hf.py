@@ -4,7 +4,9 @@ Settings go after the path: ``hf:./ckpt?dtype=bfloat16&device=cuda:0``
 (or in ``ModelOptions.extra``): ``device`` (auto, cpu, cuda, cuda:N), ``dtype``
 (auto, float32, bfloat16, float16), ``max_batch_tokens`` (padded tokens per
 forward pass; by default sized from free GPU memory), ``max_batch_size``,
-``max_new_tokens`` (when the run sets no max_tokens) and ``trust_remote_code``.
+``max_new_tokens`` (when the run sets no max_tokens), ``threads`` (CPU threads
+for torch; one per worker is fastest on a busy or shared machine) and
+``trust_remote_code``.
 
 Two modes per request:
 - generation with the run's parameters: greedy when temperature is 0 or unset,
@@ -45,6 +47,7 @@ SETTINGS: dict[str, type] = {
     "max_new_tokens": int,
     "memory_fraction": float,
     "trust_remote_code": bool,
+    "threads": int,
 }
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_MAX_NEW_TOKENS = 128
@@ -58,6 +61,8 @@ class HFModel(SyncBatchModel):
         import torch
 
         self._torch = torch
+        if settings.get("threads"):
+            torch.set_num_threads(max(1, settings["threads"]))
         self.source = name
         self.spec = f"hf:{name}"
         self.device = _device(settings.get("device", "auto"), torch)
@@ -71,7 +76,8 @@ class HFModel(SyncBatchModel):
         self.max_positions = _max_positions(self.model.config)
         self.stop_ids = _stop_ids(self.model, self.tokenizer)
         self.pad_id = _pad_id(self.tokenizer)
-        self._identity = f"{self.spec}#{self.dtype_name}:{fingerprint(name)}"
+        # Batch sizes, device and threads do not change answers, so they stay out.
+        self._identity = f"hf:{name}#{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
         self._option_cache: dict[str, list[int]] = {}
 
     @property
