@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.errors import UserError
+from genderprobe.executors import open_model
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.probes import get_probe
@@ -36,6 +37,9 @@ class RunConfig:
     n_resamples: int = 1000
     score_options: bool = False
     concurrency: int = 8
+    executor: str = "local"  # or "ray": see genderprobe.executors
+    ray_address: str | None = None
+    ray_workers: int | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
     out_dir: Path | None = None
@@ -72,7 +76,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.score_options and not probe.supports_option_scoring:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
     generation = _generation(probe.default_generation, config)
-    model = get_model(config.model, config.model_options)
+    model, concurrency = open_model(
+        config.model, config.model_options, executor=config.executor, concurrency=config.concurrency,
+        ray_address=config.ray_address, ray_workers=config.ray_workers,
+    )
     if config.score_options and not model.supports_option_scoring:
         raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
     judge_model = get_model(config.judge, config.judge_options or config.model_options) if config.judge else None
@@ -81,7 +88,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
         cache_dir = config.cache_dir or default_cache_dir()
         store = Store(Path(cache_dir) / "responses.sqlite3")
-    runner = Runner(model, store, concurrency=config.concurrency, progress=config.progress)
+    runner = Runner(model, store, concurrency=concurrency, progress=config.progress)
     judge_runner = Runner(judge_model, store, concurrency=config.concurrency) if judge_model else None
 
     records_path = results_path = None
