@@ -234,8 +234,10 @@ def _start_ray(address: str | None):
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            # A private instance on this machine; nothing needs to reach it from outside.
-            ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+            # A private instance on this machine: Ray's single-machine mode keeps
+            # every connection on the loopback interface.
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+            ray.init(include_dashboard=False, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
         raise UserError(f"Cannot join the Ray cluster at {address or 'a new local instance'}: {first}.") from None

@@ -304,8 +304,6 @@ def _load(name: str, device: str, dtype: str, trust_remote_code: bool):
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     local = Path(name).expanduser()
-    if not local.exists() and (name.startswith((".", "/", "~")) or name.count("/") > 1):
-        raise UserError(f"The model directory {name} does not exist.")
     source = str(local) if local.exists() else name
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
@@ -386,6 +384,9 @@ def fingerprint(name: str) -> str:
 
 def create(name: str, options: ModelOptions) -> HFModel:
     path, settings = split_spec(name, SETTINGS)
+    # Checked before torch is imported: a typo should cost no seconds.
+    if not Path(path).expanduser().exists() and (path.startswith((".", "/", "~")) or path.count("/") > 1):
+        raise UserError(f"The model directory {path} does not exist.")
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
