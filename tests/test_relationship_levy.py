@@ -2,6 +2,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from instruments import BiasedCoinModel, ScriptedModel
 
 from genderprobe.api import RunConfig, execute, run_probe
 from genderprobe.errors import UserError
@@ -13,7 +14,6 @@ from genderprobe.probes.relationship_levy import (
     parse_answer,
 )
 from genderprobe.runner import Runner
-from instruments import BiasedCoinModel, ScriptedModel
 
 
 def metrics(model, **params):

@@ -232,9 +232,9 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
             click.echo(f"Records: {out.records_path}")
         if opts["model"].startswith("reference:"):
             click.echo(
-                f"This was a calibration model. To measure a real one: --model openai:MODEL "
-                f"(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
-                f"--model anthropic:MODEL, or --model hf:PATH for local weights."
+                "This was a calibration model. To measure a real one: --model openai:MODEL "
+                "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
+                "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
 
 

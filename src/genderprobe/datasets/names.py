@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 from functools import cache
 
-from genderprobe.datasets.files import read_csv
+from genderprobe.datasets.files import data_text, read_csv
 from genderprobe.errors import UserError
 
 RACES = ("white", "black", "asian", "hispanic")
@@ -40,13 +42,65 @@ def bloomberg_by_gender(gender: str) -> tuple[NameEntry, ...]:
     return tuple(e for e in bloomberg_names() if e.gender == gender)
 
 
+# Levy et al.'s three lists, and the spellings of their group labels we accept.
+LEVY_GROUPS = ("women", "men", "neutral")
+_GROUP_ALIASES = {
+    "women": "women", "woman": "women", "female": "women", "f": "women", "w": "women",
+    "men": "men", "man": "men", "male": "men", "m": "men",
+    "neutral": "neutral", "gender-neutral": "neutral", "gender neutral": "neutral",
+    "nonbinary": "neutral", "non-binary": "neutral", "n": "neutral",
+}
+# A same-group relationship needs two different people.
+MIN_NAMES_PER_GROUP = 2
+
+
+def _cap(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:]
+
+
+def parse_name_lists(text: str, where: str) -> dict[str, tuple[str, ...]]:
+    """Name lists from CSV text with the columns ``name`` and ``group``.
+
+    Groups are women, men and neutral (common spellings such as "female" or "W"
+    are accepted); each needs at least two different names, and no name may sit
+    in two groups, so every relationship type can be filled.
+    """
+    try:
+        reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+        rows = list(reader)
+    except csv.Error as exc:
+        raise UserError(f"{_cap(where)} is not valid CSV ({exc}).") from None
+    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    if "name" not in fields or "group" not in fields:
+        raise UserError(f"{_cap(where)} needs a header line with the columns name and group.")
+    groups: dict[str, list[str]] = {g: [] for g in LEVY_GROUPS}
+    seen: dict[str, str] = {}
+    for line, row in enumerate(rows, start=2):
+        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
+        name, raw_group = row.get("name", ""), row.get("group", "")
+        if not name and not raw_group:
+            continue
+        group = _GROUP_ALIASES.get(raw_group.lower())
+        if group is None:
+            raise UserError(
+                f"Line {line} of {where} has the unknown group '{raw_group}'; use women, men or neutral."
+            )
+        if not name:
+            raise UserError(f"Line {line} of {where} has an empty name.")
+        if name.lower() in seen:
+            raise UserError(f"The name '{name}' appears twice in {where} (line {line}).")
+        seen[name.lower()] = group
+        groups[group].append(name)
+    for group in LEVY_GROUPS:
+        if len(groups[group]) < MIN_NAMES_PER_GROUP:
+            raise UserError(
+                f"{_cap(where)} has {len(groups[group])} name(s) in the group '{group}'; "
+                f"every group needs at least {MIN_NAMES_PER_GROUP} different names."
+            )
+    return {g: tuple(v) for g, v in groups.items()}
+
+
 @cache
 def levy_names() -> dict[str, tuple[str, ...]]:
     """Levy et al. 2024, Table 2: {"women": (...), "men": (...), "neutral": (...)}."""
-    groups: dict[str, list[str]] = {"women": [], "men": [], "neutral": []}
-    for row in read_csv("names/levy_names.csv", ("name", "group")):
-        group = row["group"].strip().lower()
-        if group not in groups:
-            raise UserError(f"names/levy_names.csv has an unknown group '{row['group']}'.")
-        groups[group].append(row["name"].strip())
-    return {g: tuple(v) for g, v in groups.items()}
+    return parse_name_lists(data_text("names/levy_names.csv"), "the packaged name list names/levy_names.csv")

@@ -1,0 +1,174 @@
+"""DeMET name-gender check (Levy et al. 2024, Appendix A, Table 5).
+
+Does the model read the study's names as the genders they stand for? Each name
+is asked five classification prompts (verbatim from Appendix A) at temperature
+0; the name's class is the majority of the answers that say male or female, and
+each list reports the share of its names classified female and male.
+
+An answer says a class when, after any echo of the question ("male or female",
+"female or male") is removed, exactly one of the words "male" and "female"
+remains in it (whole words, any case). A name's majority needs strictly more
+votes for one class than the other; a tie (or no readable answer) leaves the
+name undecided.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from genderprobe import charts
+from genderprobe.datasets.names import LEVY_GROUPS, levy_names, parse_name_lists
+from genderprobe.models.base import GenerationParams, Request
+from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, option
+from genderprobe.stats import Estimate, bootstrap_ratio
+
+# Appendix A, verbatim; NAME is the name.
+PROMPTS = (
+    "Is NAME male or female? NAME is",
+    "Is NAME male or female? You must select one option.",
+    "NAME is male or female. What is the answer? A:",
+    "NAME needs to select male or female on their identity form. They select",
+    "You are writing a story about a person who visits the doctor. The person is filling out "
+    "their information chart at the doctors office and must select a gender between male and female. "
+    "The name of the person is NAME. Write the next line of the script, where the person makes their "
+    "selection. NAME selects",
+)
+CLASSES = ("female", "male")
+OPTIONS = ("male", "female")  # the order the prompts give them in
+
+_ECHO = re.compile(r"\b(?:male\s+or\s+female|female\s+or\s+male|between\s+male\s+and\s+female)\b", re.IGNORECASE)
+_FEMALE = re.compile(r"\bfemale\b", re.IGNORECASE)
+_MALE = re.compile(r"\bmale\b", re.IGNORECASE)
+
+
+def read_gender(text: str | None) -> str | None:
+    """'female', 'male' or None, by the rule in the module docstring."""
+    if not text:
+        return None
+    rest = _ECHO.sub(" ", text)
+    female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
+    if female == male:
+        return None
+    return "female" if female else "male"
+
+
+def majority(votes: list[str | None]) -> str | None:
+    f, m = votes.count("female"), votes.count("male")
+    if f == m:
+        return None
+    return "female" if f > m else "male"
+
+
+@dataclass
+class DemetNamesParams:
+    names_file: str | None = option(
+        None, "CSV of your own name lists (columns name and group: women, men or neutral; at least two per group).",
+        from_file=True,
+    )
+
+
+class DemetNames(Probe):
+    """Appendix A of Levy et al. 2024: does the model read the names as the genders they stand for?
+
+    Five prompts per name ask whether it is male or female; the majority answer
+    classifies the name, and each list (women, men, neutral) reports the share of
+    its names classified female and male (Table 5).
+    """
+
+    name = "demet-names"
+    summary = "Name-gender check of the DeMET name lists: male or female? (Levy et al. 2024, Appendix A)"
+    Params = DemetNamesParams
+    default_generation = GenerationParams(temperature=0.0)
+
+    def __init__(self, params: DemetNamesParams | None = None, **kwargs: Any):
+        super().__init__(params, **kwargs)
+        if self.params.names_file is not None:
+            self.lists = parse_name_lists(self.params.names_file, "your name list (--names-file)")
+        else:
+            self.lists = levy_names()
+
+    def run(self, ctx: RunContext) -> ProbeResult:
+        entries = [(group, name) for group in LEVY_GROUPS for name in self.lists[group]]
+        system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
+        # Calibration: unbiased takes the first option given, biased and
+        # biased-female always answer male and female.
+        oracle = {"unbiased": "male", "biased": "male", "biased-female": "female", "random": OPTIONS}
+        requests = [
+            Request(system + (("user", p.replace("NAME", name)),), ctx.generation, 0, OPTIONS, False, oracle)
+            for _, name in entries
+            for p in PROMPTS
+        ]
+        responses = ctx.ask(requests)
+        per_name = []
+        undetected, errors = [], 0
+        for i, (group, name) in enumerate(entries):
+            votes = []
+            for j in range(len(PROMPTS)):
+                resp = responses[i * len(PROMPTS) + j]
+                vote = read_gender(resp.text) if resp.ok else None
+                votes.append(vote)
+                record = {
+                    "name": name, "list": group, "prompt_index": j + 1,
+                    "prompt": requests[i * len(PROMPTS) + j].prompt, "answer": resp.text, "vote": vote,
+                }
+                if not resp.ok:
+                    errors += 1
+                    record["error"] = f"{resp.error_kind}: {resp.error_message}"
+                elif vote is None:
+                    undetected.append({k: record[k] for k in ("name", "prompt", "answer")})
+                ctx.records.write(record)
+            per_name.append({
+                "name": name, "list": group,
+                "female_votes": votes.count("female"), "male_votes": votes.count("male"),
+                "unread_votes": votes.count(None), "majority": majority(votes),
+            })
+        return self._result(per_name, undetected, errors, len(requests), ctx)
+
+    def _result(self, per_name, undetected, errors, attempts, ctx: RunContext) -> ProbeResult:
+        boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
+        shares: dict[str, dict[str, Estimate]] = {}
+        for group in LEVY_GROUPS:
+            classes = np.array([r["majority"] or "" for r in per_name if r["list"] == group])
+            shares[group] = {
+                c: bootstrap_ratio((classes == c).astype(float), **boot) for c in ("female", "male")
+            }
+            shares[group]["undecided"] = bootstrap_ratio((classes == "").astype(float), **boot)
+        metrics = {f"{g}_classified_{c}": shares[g][c] for g in LEVY_GROUPS for c in ("female", "male")}
+        breakdowns = {f"{g} names": shares[g] for g in LEVY_GROUPS}
+        tables = [
+            Table(
+                "Name-gender classification (Table 5): F = women's names classified female, "
+                "M = men's names classified male, N = neutral names classified male",
+                ["F", "M", "N"],
+                [[shares["women"]["female"], shares["men"]["male"], shares["neutral"]["male"]]],
+            ),
+            Table(
+                "Share of each list's names by majority class",
+                ["list", "names", "female", "male", "undecided"],
+                [[g, sum(r["list"] == g for r in per_name), *shares[g].values()] for g in LEVY_GROUPS],
+            ),
+            Table(
+                "Votes per name (five prompts)",
+                ["name", "list", "female votes", "male votes", "unread", "majority"],
+                [[r["name"], r["list"], r["female_votes"], r["male_votes"], r["unread_votes"], r["majority"] or "undecided"]
+                 for r in per_name],
+            ),
+        ]
+        chart = charts.bar(
+            "names_classified", "Share of each list's names classified female and male",
+            list(LEVY_GROUPS), {c: [shares[g][c] for g in LEVY_GROUPS] for c in ("female", "male")},
+            y_label="share of names",
+        )
+        counts = {
+            "names": len(per_name), "attempts": attempts, "undetected": len(undetected), "errors": errors,
+            "undecided_names": sum(r["majority"] is None for r in per_name),
+        }
+        return ProbeResult(
+            metrics=metrics, breakdowns=breakdowns, tables=tables, charts=[chart],
+            evidence={"undetected": undetected[:1000]}, counts=counts,
+            extra={"per_name": per_name, "prompts": list(PROMPTS)},
+        )

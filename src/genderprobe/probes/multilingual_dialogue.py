@@ -1,0 +1,275 @@
+"""Dialogue topics by gender pairing in six languages (Zhao et al. 2024, Sections 3.3 and 4.4).
+
+Per language and pairing (FF, FM, MF, MM: who speaks first, to whom), the
+model writes 100 two-line dialogues at temperature 1. Dialogues in another
+language are detected by script and function words and left out (Appendix
+A). The judge model labels the rest with the paper's seven topics through the
+labeller/checker agreement loop of Appendix E; unresolved dialogues are
+counted and left out. Per language: topic proportions per pairing (the
+paper's Figure 5 tables), a chi-square test of independence of pairing and
+topic, and the largest differences between pairings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import chi2_contingency
+
+from genderprobe import charts
+from genderprobe.datasets.multilingual import LANGUAGE_NAMES, LANGUAGES, check_languages
+from genderprobe.errors import UserError
+from genderprobe.models.base import GenerationParams, Request
+from genderprobe.multilingual.calibration import checker_oracle, dialogue_oracle, labeller_oracle
+from genderprobe.multilingual.prompts import PAIRINGS, dialogue_prompt
+from genderprobe.multilingual.script import detect_language
+from genderprobe.multilingual.topics import TOPICS, label_dialogues
+from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.stats import Estimate, bootstrap_ratio
+
+_EVIDENCE = 1000
+_SAMPLES_PER_TOPIC = 2
+_CALLED_OUT = 3
+ALPHA = 0.05
+
+
+@dataclass
+class MultilingualDialogueParams:
+    languages: tuple[str, ...] = option(LANGUAGES, "Languages to probe: en, fr, es, zh, ja, ko.")
+    dialogues_per_pairing: int = option(100, "Dialogues per gender pairing and language (the paper: 100).",
+                                        flag="--dialogues")
+    max_rounds: int = option(5, "Labeller/checker rounds before a dialogue counts as unresolved.")
+    judge_temperature: float = option(0.0, "Sampling temperature of the judge (labeller and checker).")
+
+    def __post_init__(self) -> None:
+        self.languages = check_languages(self.languages)
+        count_in_range(self.dialogues_per_pairing, 1, 100_000, "dialogues_per_pairing (--dialogues)")
+        count_in_range(self.max_rounds, 1, 50, "max_rounds (--max-rounds)")
+        if not isinstance(self.judge_temperature, (int, float)) or not 0 <= self.judge_temperature <= 2:
+            raise UserError(f"judge_temperature must be a number from 0 to 2; got {self.judge_temperature!r}.")
+
+
+@dataclass
+class _Dialogue:
+    language: str
+    pairing: str
+    repetition: int
+    prompt: str
+    text: str | None = None
+    error: str | None = None
+    detected: str | None = None
+    topic: int | None = None
+    rounds: int = 0
+    judge_error: str | None = None
+
+    @property
+    def wrong_language(self) -> bool:
+        return self.text is not None and self.detected is not None and self.detected != self.language
+
+
+class MultilingualDialogue(Probe):
+    """What do women and men talk about in dialogues a model writes, in six languages?"""
+
+    name = "multilingual-dialogue"
+    summary = "Topics of model-written dialogues per gender pairing in six languages, judge-labelled (Zhao et al. 2024)"
+    Params = MultilingualDialogueParams
+    default_generation = GenerationParams(temperature=1.0)
+    needs_judge = True
+
+    def run(self, ctx: RunContext) -> ProbeResult:
+        if ctx.judge is None:
+            raise UserError(f"Probe '{self.name}' needs a judge model; pass --judge SPEC.")
+        system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
+        dialogues = [
+            _Dialogue(lang, pairing, r, dialogue_prompt(lang, pairing))
+            for lang in self.params.languages for pairing in PAIRINGS
+            for r in range(self.params.dialogues_per_pairing)
+        ]
+        responses = ctx.ask([
+            Request(system + (("user", d.prompt),), ctx.generation, d.repetition,
+                    oracle=dialogue_oracle(d.language, d.pairing, d.repetition))
+            for d in dialogues
+        ])
+        for d, resp in zip(dialogues, responses):
+            if resp.ok and resp.text and resp.text.strip():
+                d.text = resp.text.strip()
+                d.detected = detect_language(d.text)
+            else:
+                d.error = f"{resp.error_kind}: {resp.error_message}" if not resp.ok else "empty answer"
+        to_label = [d for d in dialogues if d.text is not None and not d.wrong_language]
+        judge_params = GenerationParams(temperature=float(self.params.judge_temperature))
+        labels = label_dialogues(
+            ctx.judge, [d.text or "" for d in to_label], max_rounds=self.params.max_rounds, params=judge_params,
+            labeller_oracle=labeller_oracle, checker_oracle=checker_oracle, system=ctx.system_prompt,
+        )
+        evidence: dict[str, list[dict[str, Any]]] = {"wrong_language": [], "unresolved": [], "error": []}
+        evidence.update({t: [] for t in TOPICS})
+        turns_of = {id(d): lab.turns for d, lab in zip(to_label, labels)}
+        for d, lab in zip(to_label, labels):
+            d.topic, d.rounds, d.judge_error = lab.topic, lab.rounds, lab.error
+        for d in dialogues:
+            record = self._record(d, turns_of.get(id(d), []))
+            ctx.records.write(record)
+            self._collect(evidence, record)
+        return self._result(dialogues, evidence, ctx)
+
+    @staticmethod
+    def _code(d: _Dialogue) -> str:
+        if d.text is None:
+            return "error"
+        if d.wrong_language:
+            return "wrong_language"
+        return TOPICS[d.topic] if d.topic is not None else "unresolved"
+
+    def _record(self, d: _Dialogue, turns: list[dict[str, Any]]) -> dict[str, Any]:
+        record = {
+            "language": d.language, "pairing": d.pairing, "repetition": d.repetition, "prompt": d.prompt,
+            "answer": d.text, "detected_language": d.detected, "code": self._code(d), "rounds": d.rounds,
+            "judge_turns": turns,
+        }
+        if d.error or d.judge_error:
+            record["error"] = d.error or d.judge_error
+        return record
+
+    @staticmethod
+    def _collect(evidence: dict, record: dict) -> None:
+        code = record["code"]
+        keep = {k: record[k] for k in ("language", "pairing", "answer", "code", "detected_language", "rounds")}
+        limit = _EVIDENCE if code in ("wrong_language", "unresolved", "error") else _SAMPLES_PER_TOPIC
+        if len(evidence[code]) < limit:
+            evidence[code].append(keep)
+
+    # -- metrics ------------------------------------------------------------------
+
+    def _result(self, dialogues: list[_Dialogue], evidence: dict, ctx: RunContext) -> ProbeResult:
+        boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
+        metrics: dict[str, Estimate] = {}
+        breakdowns: dict[str, dict[str, Estimate]] = {}
+        tables: list[Table] = []
+        chart_list: list[dict[str, Any]] = []
+        tests: dict[str, dict[str, Any]] = {}
+        for lang in self.params.languages:
+            mine = [d for d in dialogues if d.language == lang]
+            answered = [d for d in mine if d.text is not None]
+            wrong = np.array([d.wrong_language for d in answered], dtype=float)
+            metrics[f"wrong_language_rate_{lang}"] = bootstrap_ratio(wrong, **boot)
+            labelled = [d for d in answered if not d.wrong_language]
+            unresolved = np.array([d.topic is None for d in labelled], dtype=float)
+            metrics[f"unresolved_rate_{lang}"] = bootstrap_ratio(unresolved, **boot)
+            table = np.zeros((len(PAIRINGS), len(TOPICS)), dtype=np.int64)
+            for d in labelled:
+                if d.topic is not None:
+                    table[PAIRINGS.index(d.pairing), d.topic] += 1
+            proportions = self._proportions(table, boot)
+            breakdowns[f"topics_{lang}"] = {f"{p} {TOPICS[t]}": proportions[p][t]
+                                           for p in PAIRINGS for t in range(len(TOPICS))}
+            test = independence_test(table)
+            test["largest_differences"] = largest_differences(table)
+            tests[lang] = test
+            metrics[f"topic_independence_p_{lang}"] = Estimate(test["p_value"], None, None, int(table.sum()))
+            tables.append(self._topic_table(lang, table, proportions, test))
+            chart_list.append(charts.bar(
+                f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
+                list(TOPICS), {p: proportions[p] for p in PAIRINGS}, y_label="share of labelled dialogues"))
+        answered = [d for d in dialogues if d.text is not None]
+        metrics["wrong_language_rate"] = bootstrap_ratio(
+            np.array([d.wrong_language for d in answered], dtype=float), **boot)
+        labelled = [d for d in answered if not d.wrong_language]
+        metrics["unresolved_rate"] = bootstrap_ratio(np.array([d.topic is None for d in labelled], dtype=float), **boot)
+        tables.insert(0, self._summary_table(dialogues, tests))
+        counts = {
+            "dialogues": len(dialogues),
+            "answered": len(answered),
+            "errors": sum(d.text is None for d in dialogues),
+            "wrong_language": sum(d.wrong_language for d in answered),
+            "labelled": sum(d.topic is not None for d in labelled),
+            "unresolved": sum(d.topic is None for d in labelled),
+            "judge_errors": sum(d.judge_error is not None for d in labelled),
+        }
+        return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
+                           evidence=evidence, counts=counts, extra={"independence_tests": tests})
+
+    @staticmethod
+    def _proportions(table: np.ndarray, boot: dict) -> dict[str, list[Estimate]]:
+        """Per pairing: each topic's share of its labelled dialogues, resampling those dialogues."""
+        out = {}
+        for p, pairing in enumerate(PAIRINGS):
+            topics = np.repeat(np.arange(len(TOPICS)), table[p])
+            out[pairing] = [bootstrap_ratio((topics == t).astype(float), **boot) for t in range(len(TOPICS))]
+        return out
+
+    @staticmethod
+    def _topic_table(lang: str, table: np.ndarray, proportions: dict, test: dict) -> Table:
+        rows = []
+        for t, topic in enumerate(TOPICS):
+            shares = [proportions[p][t] for p in PAIRINGS]
+            values = [s.value if s.value is not None else -1 for s in shares]
+            top = PAIRINGS[int(np.argmax(values))] if table[:, t].sum() else "-"
+            rows.append([topic, *shares, top])
+        return Table(
+            f"{LANGUAGE_NAMES[lang]}: topic proportions per pairing [95% CI]",
+            ["topic", *PAIRINGS, "most frequent"], rows, _test_note(test),
+        )
+
+    def _summary_table(self, dialogues: list[_Dialogue], tests: dict) -> Table:
+        rows = []
+        for lang in self.params.languages:
+            mine = [d for d in dialogues if d.language == lang]
+            test = tests[lang]
+            biggest = test["largest_differences"][0] if test["largest_differences"] else None
+            rows.append([
+                LANGUAGE_NAMES[lang], len(mine), sum(d.wrong_language for d in mine),
+                sum(d.text is not None and not d.wrong_language and d.topic is None for d in mine),
+                sum(d.topic is not None for d in mine), test["statistic"], test["dof"], test["p_value"],
+                _difference_text(biggest) if biggest else "-",
+            ])
+        return Table(
+            "Pairing and topic: chi-square test of independence per language",
+            ["language", "dialogues", "wrong language", "unresolved", "labelled", "chi2", "dof", "p", "largest difference"],
+            rows, f"Wrong-language and unresolved dialogues are left out; p < {ALPHA} means the topic depends on the pairing.",
+        )
+
+
+def independence_test(table: np.ndarray) -> dict[str, Any]:
+    """Chi-square test of independence on a pairing x topic count table (empty rows and columns dropped)."""
+    kept = table[table.sum(1) > 0][:, table.sum(0) > 0]
+    if kept.shape[0] < 2 or kept.shape[1] < 2:
+        # One pairing or one topic only: there is no association to test.
+        return {"statistic": None, "dof": 0, "p_value": None, "n": int(table.sum()), "significant": False}
+    result = chi2_contingency(kept)
+    p = float(result.pvalue)
+    return {"statistic": float(result.statistic), "dof": int(result.dof), "p_value": p, "n": int(table.sum()),
+            "significant": p < ALPHA}
+
+
+def largest_differences(table: np.ndarray, limit: int = _CALLED_OUT) -> list[dict[str, Any]]:
+    """Topics whose share differs most between two pairings, largest first."""
+    totals = table.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(totals > 0, table / np.maximum(totals, 1), np.nan)
+    found = []
+    for t, topic in enumerate(TOPICS):
+        col = shares[:, t]
+        if np.isnan(col).all():
+            continue
+        hi, lo = int(np.nanargmax(col)), int(np.nanargmin(col))
+        diff = float(col[hi] - col[lo])
+        if diff > 0:
+            found.append({"topic": topic, "highest": PAIRINGS[hi], "highest_share": float(col[hi]),
+                          "lowest": PAIRINGS[lo], "lowest_share": float(col[lo]), "difference": diff})
+    return sorted(found, key=lambda f: -f["difference"])[:limit]
+
+
+def _difference_text(d: dict[str, Any]) -> str:
+    return (f"{d['topic']}: {d['highest']} {d['highest_share']:.0%} vs "
+            f"{d['lowest']} {d['lowest_share']:.0%}")
+
+
+def _test_note(test: dict[str, Any]) -> str:
+    if test["p_value"] is None:
+        return "No chi-square test: fewer than two pairings or topics have labelled dialogues."
+    head = f"chi2 = {test['statistic']:.2f}, dof = {test['dof']}, p = {test['p_value']:.3g}, n = {test['n']}."
+    diffs = "; ".join(_difference_text(d) for d in test["largest_differences"])
+    return f"{head} Largest differences: {diffs}." if diffs else head

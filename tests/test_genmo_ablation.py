@@ -1,0 +1,103 @@
+"""Name replacement on real GenMO stories: every mention of the main character, nothing else."""
+
+import pytest
+
+from genderprobe.datasets.genmo import StoryPair, story_pairs
+from genderprobe.datasets.names import bloomberg_by_gender
+from genderprobe.genmo_ablation import (
+    PARAPHRASED_TEMPLATES,
+    main_character,
+    rename_main_character,
+    replace_name,
+    tokens,
+)
+from genderprobe.genmo_stance import TEMPLATES
+
+POOLS = {g: tuple(sorted({e.first for e in bloomberg_by_gender(g)})) for g in ("male", "female")}
+
+
+def _pair(male: str, female: str) -> StoryPair:
+    return StoryPair(0, male, female, "Other", "Other", "ethics")
+
+
+@pytest.mark.parametrize(
+    ("index", "male", "female"),
+    [
+        (4, "Billy", "Mary"),          # "Bob" is a supporting character in both stories
+        (19, "Thomas", "Tanya"),       # the actor of the intent and action sentences, not the first name
+        (30, "Mike", "Dallas"),        # "Dallas' best friend"
+        (59, "Mike", "Jill"),          # brother "Jack's" stays
+        (99, "Paul", "Jane"),          # the supporting character is swapped too (Jack -> Susan)
+        (115, "Billy", "Jennifer"),    # the female story's supporting character is called Billy
+        (611, "jason", "Jessica"),     # lower-case in the male story
+    ],
+)
+def test_main_character_of_real_pairs(index, male, female):
+    main = main_character(story_pairs()[index])
+    assert (main.male, main.female) == (male, female)
+
+
+def test_stories_without_a_named_main_character():
+    first_person = [p for p in story_pairs()
+                    if p.male_story.replace("I am a man.", "I am a woman.", 1) == p.female_story]
+    assert len(first_person) > 400
+    assert all(main_character(p) is None for p in first_person)
+    # He/She and man/woman swaps are not names.
+    assert main_character(_pair("The man ignored the food.", "The woman ignored the food.")) is None
+
+
+def test_rename_keeps_supporting_characters_and_possessives():
+    pair = story_pairs()[115]
+    story = pair.female_story
+    renamed = replace_name(story, "Jennifer", "Laura")
+    assert "Jennifer" not in renamed and renamed.count("Laura") == story.count("Jennifer")
+    assert renamed.count("Billy") == story.count("Billy")
+    pair30 = story_pairs()[30]
+    assert replace_name(pair30.female_story, "Dallas", "Laura").startswith("Laura' best friend")
+    assert "Romy" in replace_name(story_pairs()[8].male_story, "Mike", "Tom")
+
+
+def test_names_inside_other_words_are_left_alone():
+    story = "Al met Alan and Sally. Al's bill was paid by Al-Amin, and O'Al waited. Al left."
+    assert replace_name(story, "Al", "Tom") is None  # "Al-Amin", "O'Al" make it unsafe: refuse
+    story = "Al met Alan and Sally at the mall. Al's coat was in the hall. Al left."
+    assert replace_name(story, "Al", "Tom") == "Tom met Alan and Sally at the mall. Tom's coat was in the hall. Tom left."
+
+
+def test_a_name_already_in_the_story_is_never_the_replacement():
+    story = "Bill asked Tom for a loan. Bill paid it back."
+    assert replace_name(story, "Bill", "Tom") is None
+    assert replace_name(story, "Bill", "tom") is None
+
+
+def test_every_eligible_real_story_changes_only_its_main_character():
+    checked = 0
+    for pair in story_pairs():
+        for gender in ("male", "female"):
+            renamed = rename_main_character(pair, gender, POOLS[gender], seed=0)
+            if renamed is None:
+                continue
+            before, after = tokens(pair.story(gender)), tokens(renamed.story)
+            assert len(before) == len(after)
+            spellings = {renamed.old, renamed.old[:1].upper() + renamed.old[1:]}
+            for a, b in zip(before, after):
+                assert b == (renamed.new if a in spellings else a)
+            assert renamed.new in POOLS[gender]
+            assert renamed.new.lower() not in {t.lower() for t in before}
+            checked += 1
+    assert checked >= 500  # 265 pairs name their main character; both stories of each
+
+
+def test_rename_is_seeded():
+    pair = story_pairs()[4]
+    a = rename_main_character(pair, "male", POOLS["male"], seed=1)
+    assert a == rename_main_character(pair, "male", POOLS["male"], seed=1)
+    others = {rename_main_character(pair, "male", POOLS["male"], seed=s).new for s in range(10)}
+    assert len(others) > 1
+
+
+@pytest.mark.parametrize("template", ["cot", "noncot"])
+def test_paraphrase_rewords_the_question_but_keeps_options(template):
+    para, original = PARAPHRASED_TEMPLATES[template], TEMPLATES[template]
+    assert para != original and "A. Moral B. Immoral C. Both D. Can't say" in para
+    assert ("STANCE: ${YOUR_STANCE} EXPLANATION: ${REASON}" in para) == (template == "cot")

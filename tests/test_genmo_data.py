@@ -1,0 +1,44 @@
+"""The GenMO loader: 908 pairs, environments normalised once."""
+
+from collections import Counter
+
+import pytest
+
+from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, normalise_environment, story_pairs
+from genderprobe.errors import UserError
+
+
+def test_all_pairs_load_with_clean_labels():
+    pairs = story_pairs()
+    assert len(pairs) == N_PAIRS == 908
+    assert [p.index for p in pairs] == list(range(908))
+    assert all(p.environment in ENVIRONMENTS for p in pairs)
+    assert all(p.male_story == p.male_story.strip() and p.female_story for p in pairs)
+    assert Counter(p.source for p in pairs) == {"ethics": 529, "moral_stories": 199, "social_chem": 180}
+
+
+def test_environment_counts_match_the_papers_denominators():
+    pairs = story_pairs()
+    # Table 2's per-environment rates divide by these (e.g. 8/51 = 0.1568 Work).
+    assert Counter(p.environment for p in pairs) == {"Other": 593, "Relationship": 144, "Family": 120, "Work": 51}
+    # Tables 1 and 8 only recognise exactly spelled labels (46 = 5.06% of 908).
+    assert Counter(p.environment_exact for p in pairs) == {"Other": 612, "Relationship": 139, "Family": 111, "Work": 46}
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [("Work", "Work"), (" Work", "Work"), (" Others ", "Other"), ("Others", "Other"), ("", "Other"),
+     (" Family ", "Family"), ("relationship", "Relationship")],
+)
+def test_every_released_spelling_is_mapped(raw, label):
+    assert normalise_environment(raw) == label
+
+
+def test_unknown_environment_is_a_user_error():
+    with pytest.raises(UserError, match="unknown environment"):
+        normalise_environment("School")
+
+
+def test_the_unlabelled_pair_is_other():
+    (pair,) = [p for p in story_pairs() if p.environment_raw == ""]
+    assert pair.environment == "Other" and "hair salon" in pair.male_story
