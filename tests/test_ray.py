@@ -130,3 +130,53 @@ def test_a_bad_model_on_the_workers_is_one_sentence():
     with pytest.raises(UserError, match="does not exist"):
         run("hf:/no/such/model", None, "ray", sample_k=2)
     assert workers_gone()
+
+
+# -- API clients on Ray workers, against the local OpenAI-compatible server ------------
+
+PER_WORKER = 6
+
+
+def api_run(server, cache: Path | None, executor: str = "local", progress=None, **params):
+    from genderprobe.models.base import ModelOptions
+
+    config = RunConfig(model="", n_resamples=200, use_cache=cache is not None, cache_dir=cache,
+                       executor=executor, ray_workers=WORKERS if executor == "ray" else None,
+                       concurrency=PER_WORKER, progress=progress,
+                       model_options=ModelOptions(base_url=server.base_url, api_key="sk-ray-test"),
+                       score_options=params.pop("score_options", False))
+    return run_probe("relationship-levy", "openai:test", config=config, **params)
+
+
+def test_api_workers_killed_mid_run_lose_nothing_and_ask_again_only_what_was_in_flight(tmp_path):
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(p_man=0.7, latency=0.05) as server:
+        local = api_run(server, None, sample_k=60)
+        server.requests.clear()
+        killer = KillOneWorker(after=30)
+        spread = api_run(server, tmp_path / "c", "ray", progress=killer, sample_k=60)
+        assert killer.killed is not None
+        asked = dict(server.requests)
+        # Every prompt reached the server; only requests in flight on the killed
+        # worker (at most its concurrency) were asked a second time.
+        assert len(asked) == 120
+        assert sum(asked.values()) - 120 <= PER_WORKER and max(asked.values()) <= 2
+        with Store(tmp_path / "c" / "responses.sqlite3") as store:
+            assert store.info()["responses"] == 120
+        same_results(spread, local, abs_tol=0)
+        server.requests.clear()
+        again = api_run(server, tmp_path / "c", "ray", sample_k=60)
+        assert again.document["run"]["sent"] == 0 and sum(server.requests.values()) == 0
+    assert workers_gone()
+
+
+def test_api_option_scoring_on_ray_equals_one_process():
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(p_man=0.8) as server:
+        spread = api_run(server, None, "ray", sample_k=40, score_options=True)
+        local = api_run(server, None, sample_k=40, score_options=True)
+    same_results(spread, local, abs_tol=0)
+    assert spread.result.counts["undetected"] == 0
+    assert spread.result.metrics["prob_male_success_rate"].value > 0.6
