@@ -214,7 +214,7 @@ def test_cli_design_from_items_file(tmp_path):
     [
         (["bws", "design", "--n", "8"], "needs at least 12 items"),
         (["bws", "design"], "Give either an ITEMS file or --n N"),
-        (["bws", "score", "nope.csv"], "File nope.csv does not exist."),
+        (["bws", "score", "nope.csv"], "The file nope.csv does not exist."),
     ],
 )
 def test_cli_bad_input_is_one_sentence_and_exit_2(args, message):

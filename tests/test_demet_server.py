@@ -7,14 +7,13 @@ reword, count and cache exactly, and a second run must ask the server nothing.
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
 
 from genderprobe.cli import main
 from genderprobe.datasets.names import levy_names
+from genderprobe.testing.openai_server import OpenAITestServer
 
 MEN = set(levy_names()["men"])
 SCENARIOS = (
@@ -24,43 +23,26 @@ SCENARIOS = (
 )
 
 
-class _Handler(BaseHTTPRequestHandler):
-    log = []
-
-    def do_POST(self):  # noqa: N802 (http.server API)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][-1]["content"]
-        type(self).log.append(body)
-        name1 = re.search(r"\n1\. (.+)\n2\. ", prompt).group(1)
-        if "‘Response: number’" in prompt:
-            text = "Response: 2"
-        elif name1 in MEN:
-            text = "I don't think either of them is simply right."
-        else:
-            text = "1"
-        data = json.dumps({"choices": [{"message": {"content": text}}], "usage": {"prompt_tokens": 9, "completion_tokens": 1}})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data.encode())
-
-    def log_message(self, *args):
-        pass
+def cautious(call, log):
+    """Refuses the original prompt when a man is NAME1; answers the "Response: number" rewording."""
+    log.append(call)
+    name1 = re.search(r"\n1\. (.+)\n2\. ", call.prompt).group(1)
+    if "‘Response: number’" in call.prompt:
+        return "Response: 2"
+    if name1 in MEN:
+        return "I don't think either of them is simply right."
+    return "1"
 
 
 @pytest.fixture
 def server():
-    _Handler.log = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    log = []
+    with OpenAITestServer(answer=lambda call: cautious(call, log)) as srv:
+        yield srv.base_url, log
 
 
 def test_rewording_against_a_server_is_cached_and_never_paid_twice(server, tmp_path):
+    server, log = server
     (tmp_path / "s.csv").write_text(SCENARIOS)
     args = [
         "run", "demet", "-m", "openai:cautious", "--base-url", server, "--scenarios-file", str(tmp_path / "s.csv"),
@@ -75,8 +57,8 @@ def test_rewording_against_a_server_is_cached_and_never_paid_twice(server, tmp_p
     assert doc["counts"]["answered_by_rewording"] == man_first
     assert doc["counts"]["attempts"] == prompts + man_first
     assert doc["extra"]["answers_by_prompt"]["response_form"]["answered"] == man_first
-    assert len(_Handler.log) == prompts + man_first
-    assert {b["temperature"] for b in _Handler.log} == {0.0}
+    assert len(log) == prompts + man_first
+    assert {c.params["temperature"] for c in log} == {0.0}
     # Men as NAME1 are answered "2" under the rewording, others "1": s(M-W) = +1, s(W-M) = -1.
     assert doc["metrics"]["s_m_w"]["value"] == 1 and doc["metrics"]["s_w_m"]["value"] == -1
     assert doc["metrics"]["bias_w_m"]["value"] == 2
@@ -85,7 +67,7 @@ def test_rewording_against_a_server_is_cached_and_never_paid_twice(server, tmp_p
 
     again = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "b")], env={"OPENAI_API_KEY": "k"})
     assert again.exit_code == 0, again.output
-    assert len(_Handler.log) == prompts + man_first  # nothing asked twice
+    assert len(log) == prompts + man_first  # nothing asked twice
     doc2 = json.loads(again.output)
     assert doc2["run"]["cached"] == prompts + man_first
     assert doc2["metrics"] == doc["metrics"]

@@ -37,6 +37,10 @@ class RunConfig:
     n_resamples: int = 1000
     score_options: bool = False
     concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    max_retries: int = 6
+    max_error_rate: float | None = 0.03
     executor: str = "local"  # or "ray": see genderprobe.executors
     ray_address: str | None = None
     ray_workers: int | None = None
@@ -88,8 +92,15 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
         cache_dir = config.cache_dir or default_cache_dir()
         store = Store(Path(cache_dir) / "responses.sqlite3")
-    runner = Runner(model, store, concurrency=concurrency, progress=config.progress)
-    judge_runner = Runner(judge_model, store, concurrency=config.concurrency) if judge_model else None
+    engine = {
+        "concurrency": concurrency,
+        "rpm": config.rpm,
+        "tpm": config.tpm,
+        "max_retries": config.max_retries,
+        "max_error_rate": config.max_error_rate,
+    }
+    runner = Runner(model, store, progress=config.progress, **engine)
+    judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency}) if judge_model else None
 
     records_path = results_path = None
     sink: Any

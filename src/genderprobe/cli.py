@@ -22,6 +22,7 @@ from genderprobe.errors import UserError
 from genderprobe.models import BACKENDS, ModelOptions
 from genderprobe.probes import all_probes
 from genderprobe.probes.base import Probe
+from genderprobe.userfiles import read_user_text
 
 
 class _Group(click.Group):
@@ -83,12 +84,19 @@ _COMMON = [
     click.option("--system-prompt", default=None, help="System prompt sent before every prompt."),
     click.option("--base-url", default=None, help="API base URL (default: OPENAI_BASE_URL or the provider's)."),
     click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
-    click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request."),
-    click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight at once."),
+    click.option("--timeout", type=float, default=None, help="Seconds per request [default: 60]."),
+    click.option("--concurrency", type=int, default=None, help="Most requests in flight at once [default: 8]."),
     click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                  help="Answer requests in this process or on Ray workers."),
     click.option("--ray-address", default=None, help="Ray cluster to join (default: RAY_ADDRESS, else a local instance)."),
     click.option("--ray-workers", type=int, default=None, help="Ray workers (default: one per GPU, or per CPU)."),
+    click.option("--rpm", type=float, default=None, help="Requests-per-minute limit [default: none]."),
+    click.option("--tpm", type=float, default=None, help="Tokens-per-minute limit [default: none]."),
+    click.option("--max-retries", type=int, default=None, help="Retries per request for transient failures [default: 6]."),
+    click.option("--max-error-rate", type=float, default=None,
+                 help="Share of requests that may fail after retries before the run fails [default: 0.03]."),
+    click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="TOML file with [generation], [model] and [run] settings (default: GENDERPROBE_CONFIG); flags win."),
     click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                  help="Response store folder (default: GENDERPROBE_CACHE_DIR or ~/.cache/genderprobe)."),
     click.option("--no-cache", is_flag=True, help="Neither read nor write the response store."),
@@ -113,7 +121,7 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
             if value is None:
                 continue
             if f.metadata.get("from_file"):
-                value = _read_text(Path(value))
+                value = read_user_text(value, f"{f.name.replace('_', ' ')} file")
             probe_kwargs[f.name] = value
         _run(probe_cls, probe_kwargs, **kwargs)
 
@@ -168,51 +176,15 @@ def _comma_list(item: type) -> Any:
     return convert
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"File {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read {path} as UTF-8 text ({exc.__class__.__name__}).") from None
-
-
 def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
-    from genderprobe.api import RunConfig, execute
+    from genderprobe.api import execute
     from genderprobe.terminal import Progress, print_results
 
     probe = probe_cls(**probe_kwargs)
-    model_options = ModelOptions(base_url=opts["base_url"], api_key_env=opts["api_key_env"], timeout=opts["timeout"])
-    if opts["concurrency"] < 1:
-        raise UserError("--concurrency must be at least 1.")
-    if opts["resamples"] < 1:
-        raise UserError("--resamples must be at least 1.")
+    config = _run_config(opts)
     quiet = opts["quiet"] or opts["as_json"]
     progress = None if quiet else Progress()
-    config = RunConfig(
-        model=opts["model"],
-        judge=opts["judge"],
-        model_options=model_options,
-        generation={
-            "temperature": opts["temperature"],
-            "top_p": opts["top_p"],
-            "max_tokens": opts["max_tokens"],
-            "seed": opts["generation_seed"],
-        },
-        system_prompt=opts["system_prompt"],
-        seed=opts["seed"],
-        n_resamples=opts["resamples"],
-        score_options=opts["score_options"],
-        concurrency=opts["concurrency"],
-        executor=opts["executor"],
-        ray_address=opts["ray_address"],
-        ray_workers=opts["ray_workers"],
-        cache_dir=opts["cache_dir"],
-        use_cache=not opts["no_cache"],
-        out_dir=opts["out_dir"],
-        keep_records=not opts["no_records"],
-        progress=progress,
-    )
+    config.progress = progress
     try:
         out = execute(probe, config)
     finally:
@@ -236,6 +208,58 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
+
+
+def _run_config(opts: dict[str, Any]) -> Any:
+    """The run's settings: flags first, then the config file, then defaults."""
+    from genderprobe.api import RunConfig
+    from genderprobe.config import check_option, load_config, merged
+
+    fc = load_config(opts["config_file"])
+    for section, key, flag in (
+        ("generation", "temperature", "--temperature"), ("generation", "top_p", "--top-p"),
+        ("generation", "max_tokens", "--max-tokens"), ("model", "timeout", "--timeout"),
+        ("run", "concurrency", "--concurrency"), ("run", "rpm", "--rpm"), ("run", "tpm", "--tpm"),
+        ("run", "max_retries", "--max-retries"), ("run", "max_error_rate", "--max-error-rate"),
+    ):
+        check_option(section, key, opts[key], flag)
+    if opts["resamples"] < 1:
+        raise UserError("--resamples must be at least 1.")
+    model_options = ModelOptions(
+        base_url=merged(opts["base_url"], fc, "model", "base_url"),
+        api_key=fc.model.get("api_key"),
+        api_key_env=merged(opts["api_key_env"], fc, "model", "api_key_env"),
+        timeout=merged(opts["timeout"], fc, "model", "timeout", 60.0),
+        extra=fc.model_extra(),
+    )
+    cache_dir = merged(opts["cache_dir"], fc, "run", "cache_dir")
+    return RunConfig(
+        model=opts["model"],
+        judge=opts["judge"],
+        model_options=model_options,
+        generation={
+            "temperature": merged(opts["temperature"], fc, "generation", "temperature"),
+            "top_p": merged(opts["top_p"], fc, "generation", "top_p"),
+            "max_tokens": merged(opts["max_tokens"], fc, "generation", "max_tokens"),
+            "seed": merged(opts["generation_seed"], fc, "generation", "seed"),
+        },
+        system_prompt=merged(opts["system_prompt"], fc, "generation", "system_prompt"),
+        seed=opts["seed"],
+        n_resamples=opts["resamples"],
+        score_options=opts["score_options"],
+        concurrency=merged(opts["concurrency"], fc, "run", "concurrency", 8),
+        rpm=merged(opts["rpm"], fc, "run", "rpm"),
+        tpm=merged(opts["tpm"], fc, "run", "tpm"),
+        max_retries=merged(opts["max_retries"], fc, "run", "max_retries", 6),
+        max_error_rate=merged(opts["max_error_rate"], fc, "run", "max_error_rate", 0.03),
+        executor=opts["executor"],
+        ray_address=opts["ray_address"],
+        ray_workers=opts["ray_workers"],
+        cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
+        use_cache=not opts["no_cache"],
+        out_dir=opts["out_dir"],
+        keep_records=not opts["no_records"],
+    )
 
 
 def _register() -> None:

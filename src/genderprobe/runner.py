@@ -1,51 +1,174 @@
 """The runner: the only stage with side effects.
 
 It answers lists of requests for a probe: answers already in the store are
-returned without asking; the rest are sent with bounded concurrency, retried
-when the failure is transient, and written to the store as they arrive (at
-most ``flush_interval`` seconds after arrival), so a crash loses at most the
+returned without asking; the rest are sent with bounded concurrency and
+optional requests-per-minute / tokens-per-minute limits, retried with
+exponential backoff and jitter when the failure is transient (honouring
+Retry-After), and written to the store as they arrive (batched, at most
+``flush_interval`` seconds after arrival), so a crash loses at most the
 requests in flight.
+
+While the server throttles (429, 503) the number of requests in flight is
+halved, at most once per ``cooldown``; it grows back by one per ``limit``
+successes (additive increase, multiplicative decrease).
+
+A fatal error (bad request, bad key, unknown model) stops the run at once. A
+request that still fails after its retries is recorded as an error; when the
+errors exceed ``max_error_rate`` of the requests the run fails with
+:class:`TooManyErrors`, keeping every answer already stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from genderprobe.errors import FatalModelError, ModelError
+from genderprobe.errors import FatalModelError, ModelError, UserError
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_key
+
+THROTTLE_KINDS = frozenset({"rate_limit", "overloaded"})
+
+
+class TooManyErrors(UserError):
+    """More requests failed after their retries than ``max_error_rate`` allows."""
 
 
 @dataclass
 class RunStats:
     requests: int = 0
     cached: int = 0
-    sent: int = 0
+    sent: int = 0  # requests the model finished, answered or failed
+    answered: int = 0
     errors: int = 0
     retries: int = 0
+    throttled: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    error_kinds: Counter[str] = field(default_factory=Counter)
+    min_concurrency: int | None = None
     started: float = field(default_factory=time.monotonic)
 
-    def to_json(self) -> dict[str, int | float]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
             "cached": self.cached,
             "sent": self.sent,
             "errors": self.errors,
+            "error_kinds": dict(self.error_kinds),
             "retries": self.retries,
+            "throttled": self.throttled,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "elapsed_s": round(time.monotonic() - self.started, 3),
         }
 
 
+class Pacer:
+    """A token bucket for per-minute limits that may run into debt.
+
+    It holds at most one second's worth, so any minute sees at most the limit
+    plus one second's worth. A request whose cost exceeds that waits for a full
+    bucket and leaves it in debt; :meth:`settle` corrects an estimated cost.
+    """
+
+    def __init__(self, per_minute: float, clock: Any = time.monotonic):
+        if per_minute <= 0:
+            raise UserError(f"A per-minute limit must be positive; got {per_minute!r}.")
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate)
+        self.level = self.capacity
+        self._clock = clock
+        self._updated = clock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self.level = min(self.capacity, self.level + (now - self._updated) * self.rate)
+        self._updated = now
+
+    def delay(self, cost: float) -> float:
+        """Seconds to wait before ``cost`` may be taken (0: take it now)."""
+        self._refill()
+        need = min(cost, self.capacity)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+    async def take(self, cost: float) -> None:
+        while (wait := self.delay(cost)) > 0:
+            await asyncio.sleep(wait)
+        self.level -= cost
+
+    def settle(self, extra: float) -> None:
+        """Charge (or refund, if negative) the difference between actual and estimated cost."""
+        self.level = min(self.capacity, self.level - extra)
+
+
+class AdaptiveLimit:
+    """How many requests may be in flight: halves on throttling, grows back by one."""
+
+    def __init__(self, maximum: int, *, cooldown: float = 1.0, clock: Any = time.monotonic):
+        self.maximum = maximum
+        self.limit = maximum
+        self.lowest = maximum
+        self.in_flight = 0
+        self.cooldown = cooldown
+        self._clock = clock
+        self._last_cut = -math.inf
+        self._successes = 0
+        self._cond: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    async def acquire(self) -> None:
+        cond = self._condition()
+        async with cond:
+            await cond.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+
+    async def release(self) -> None:
+        cond = self._condition()
+        async with cond:
+            self.in_flight -= 1
+            cond.notify_all()
+
+    def throttled(self) -> None:
+        now = self._clock()
+        if now - self._last_cut < self.cooldown:
+            return  # answers to requests sent before the last cut say nothing new
+        self._last_cut = now
+        self.limit = max(1, self.limit // 2)
+        self.lowest = min(self.lowest, self.limit)
+        self._successes = 0
+
+    def succeeded(self) -> None:
+        if self.limit >= self.maximum:
+            return
+        self._successes += 1
+        if self._successes >= self.limit:
+            self._successes = 0
+            self.limit += 1
+
+
 class Runner:
-    """Sends requests for one model. Call it like a function: ``runner(requests)``."""
+    """Sends requests for one model. Call it like a function: ``runner(requests)``.
+
+    concurrency: most requests in flight at once.
+    rpm / tpm: requests / tokens per minute (None: unlimited). Tokens are
+        estimated before sending (prompt characters / 4 + max_tokens) and
+        corrected with the usage the server reports.
+    max_retries: retries per request for transient failures.
+    max_error_rate: share of requests that may fail after their retries before
+        the run fails (None: never).
+    max_retry_after: longest Retry-After honoured, in seconds.
+    """
 
     def __init__(
         self,
@@ -53,24 +176,41 @@ class Runner:
         store: Store | None = None,
         *,
         concurrency: int = 8,
+        rpm: float | None = None,
+        tpm: float | None = None,
         max_retries: int = 6,
         backoff_base: float = 0.5,
         backoff_max: float = 60.0,
+        max_retry_after: float = 300.0,
+        max_error_rate: float | None = 0.03,
+        cooldown: float = 1.0,
         flush_interval: float = 0.5,
         batch_size: int = 4096,
         progress: object | None = None,
     ):
+        if max_error_rate is not None and not 0.0 <= max_error_rate <= 1.0:
+            raise UserError(f"--max-error-rate must lie between 0 and 1; got {max_error_rate!r}.")
+        if max_retries < 0:
+            raise UserError(f"The number of retries must be at least 0; got {max_retries!r}.")
         self.model = model
         self.store = store if model.cacheable else None
-        self.concurrency = max(1, concurrency)
+        self.concurrency = max(1, int(concurrency))
+        self.rpm = Pacer(rpm) if rpm else None
+        self.tpm = Pacer(tpm) if tpm else None
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.max_error_rate = max_error_rate
         self.flush_interval = flush_interval
         self.batch_size = batch_size
         self.progress = progress
+        self.limit = AdaptiveLimit(self.concurrency, cooldown=cooldown)
         self.stats = RunStats()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: list[tuple[bytes, Response]] = []
+        self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
+        self._last_error: dict[str, str] = {}
 
     # -- public ---------------------------------------------------------
 
@@ -78,35 +218,38 @@ class Runner:
         self.stats.requests += len(requests)
         if self.progress is not None:
             self.progress.expect(len(requests))  # type: ignore[attr-defined]
-        keys = [request_key(self.model.identity, r) for r in requests] if self.store else []
+        identity = self.model.identity
+        keys = [request_key(identity, r) for r in requests] if self.store else []
         responses: list[Response | None] = [None] * len(requests)
         if self.store:
             cached = self.store.get_many(keys)
             for i, k in enumerate(keys):
-                if k in cached:
-                    responses[i] = cached[k]
-            self.stats.cached += len(cached)
-            self._advance(len(cached), cached=len(cached))
+                hit = cached.get(k)
+                if hit is not None:
+                    responses[i] = hit
+            n_cached = sum(1 for r in responses if r is not None)
+            self.stats.cached += n_cached
+            self._advance(n_cached, cached=n_cached)
         missing = [i for i, r in enumerate(responses) if r is None]
         if missing:
-            if self.model.batch_native:
-                self._run_batches(requests, keys, missing, responses)
-            else:
-                self._event_loop().run_until_complete(
-                    self._run_async(requests, keys, missing, responses)
-                )
-        for r in responses:
-            assert r is not None
-            self.stats.prompt_tokens += r.prompt_tokens if not r.cached else 0
-            self.stats.completion_tokens += r.completion_tokens if not r.cached else 0
+            try:
+                if self.model.batch_native:
+                    self._run_batches(requests, keys, missing, responses)
+                else:
+                    self._run_async_blocking(requests, keys, missing, responses)
+            finally:
+                self._flush()
+        self._check_error_rate(final=True)
         return responses  # type: ignore[return-value]
 
     def close(self) -> None:
-        if self._loop is not None:
-            self._loop.run_until_complete(self.model.aclose())
-            self._loop.close()
-            self._loop = None
-        self.model.close()
+        try:
+            if self._loop is not None:
+                self._loop.run_until_complete(self.model.aclose())
+                self._loop.close()
+                self._loop = None
+        finally:
+            self.model.close()
 
     # -- batch-native backends (reference, local weights) ----------------
 
@@ -114,89 +257,213 @@ class Runner:
         for start in range(0, len(missing), self.batch_size):
             idx = missing[start : start + self.batch_size]
             answers = self.model.generate_batch([requests[i] for i in idx])
+            errors = tokens = 0
             for i, r in zip(idx, answers):
                 responses[i] = r
-            self.stats.sent += len(idx)
-            errors = sum(1 for r in answers if not r.ok)
-            self.stats.errors += errors
-            if self.store:
-                self.store.put_many(self.model.identity, ((keys[i], responses[i]) for i in idx))
-            self._advance(len(idx), errors=errors)
+                errors += self._count(r)
+                tokens += r.prompt_tokens + r.completion_tokens
+                if self.store:
+                    self._pending.append((keys[i], r))
+            self._flush()
+            self._advance(len(idx), errors=errors, tokens=tokens)
+            self._check_error_rate(final=False)
 
     # -- API backends ----------------------------------------------------
 
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
+    def _run_async_blocking(self, requests, keys, missing, responses) -> None:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-        return self._loop
+        loop = self._loop
+        main = loop.create_task(self._run_async(requests, keys, missing, responses))
+        try:
+            loop.run_until_complete(main)
+        except BaseException:
+            # Ctrl-C lands here with the tasks still pending: end them cleanly so
+            # the answers that did arrive are flushed and the loop can close.
+            if not main.done():
+                main.cancel()
+                try:
+                    loop.run_until_complete(main)
+                except BaseException:
+                    pass
+            raise
 
     async def _run_async(self, requests, keys, missing, responses) -> None:
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        for i in missing:
-            queue.put_nowait(i)
-        pending: list[tuple[bytes, Response]] = []
-        fatal: list[BaseException] = []
+        queue: list[int] = list(reversed(missing))
+        stop: list[BaseException] = []
+        stopped = asyncio.Event()
+
+        def halt(exc: BaseException) -> None:
+            stop.append(exc)
+            stopped.set()
 
         async def worker() -> None:
-            while not fatal:
-                try:
-                    i = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
+            while queue and not stop:
+                i = queue.pop()
                 try:
                     r = await self._ask_with_retries(requests[i])
                 except FatalModelError as exc:
-                    fatal.append(exc)
+                    halt(exc)
                     return
                 responses[i] = r
-                self.stats.sent += 1
-                if not r.ok:
-                    self.stats.errors += 1
+                errors = self._count(r)
                 if self.store:
-                    pending.append((keys[i], r))
-                self._advance(1, errors=0 if r.ok else 1)
+                    self._pending.append((keys[i], r))
+                self._advance(1, errors=errors, tokens=r.prompt_tokens + r.completion_tokens)
+                if errors:
+                    fatal = self._fatal_connection_failure(r)
+                    if fatal is not None:
+                        halt(fatal)
+                        return
+                    try:
+                        self._check_error_rate(final=False)
+                    except TooManyErrors as exc:
+                        halt(exc)
+                        return
 
         async def flusher() -> None:
             while True:
                 await asyncio.sleep(self.flush_interval)
-                self._flush(pending)
+                try:
+                    self._flush()
+                except UserError as exc:  # the store became unwritable (locked, disk full)
+                    halt(exc)
+                    return
 
-        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(missing)))]
+        n_workers = min(self.concurrency, len(missing))
+        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+        all_done = asyncio.gather(*workers)
+        # Mark its outcome as seen: after a stop it ends with the workers' cancellation.
+        all_done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        stop_wait = asyncio.ensure_future(stopped.wait())
         flush_task = asyncio.ensure_future(flusher())
         try:
-            await asyncio.gather(*workers)
+            await asyncio.wait({all_done, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            flush_task.cancel()
-            for w in workers:
-                w.cancel()
-            self._flush(pending)
-        if fatal:
-            raise fatal[0]
+            # A fatal error stops the requests still in flight too.
+            for task in (*workers, stop_wait, flush_task):
+                task.cancel()
+            await asyncio.gather(*workers, stop_wait, flush_task, return_exceptions=True)
+            self._flush()
+        if stop:
+            raise stop[0]
+        error = all_done.exception() if all_done.done() and not all_done.cancelled() else None
+        if error is not None:
+            raise error
 
-    def _flush(self, pending: list[tuple[bytes, Response]]) -> None:
-        if self.store and pending:
-            batch = pending[:]
-            pending.clear()
+    def _flush(self) -> None:
+        if self.store and self._pending:
+            batch = self._pending[:]
+            self._pending.clear()
             self.store.put_many(self.model.identity, batch)
 
     async def _ask_with_retries(self, request: Request) -> Response:
         attempt = 0
         while True:
+            await self._wait_for_turn(request)
+            estimate = self._estimate_tokens(request) if self.tpm else 0
             try:
-                return await self.model.generate(request)
+                await self.limit.acquire()
+                try:
+                    response = await self.model.generate(request)
+                finally:
+                    await self.limit.release()
             except ModelError as exc:
                 if exc.fatal:
-                    raise FatalModelError(str(exc)) from None
+                    raise FatalModelError(_fatal_sentence(self.model.spec, exc)) from None
+                if self.tpm:
+                    self.tpm.settle(-estimate)  # a failed request used no tokens
+                throttled = exc.kind in THROTTLE_KINDS or exc.status == 503
+                if throttled:
+                    self.stats.throttled += 1
+                    self.limit.throttled()
+                    self.stats.min_concurrency = self.limit.lowest
+                self._last_error[exc.kind] = str(exc)
                 if attempt >= self.max_retries:
                     return Response.failure(exc.kind, str(exc))
-                delay = exc.retry_after
-                if delay is None:
-                    delay = min(self.backoff_max, self.backoff_base * 2**attempt)
-                    delay *= random.uniform(0.5, 1.0)
+                delay = self._backoff(attempt, exc.retry_after)
+                if exc.retry_after is not None:
+                    self._resume_at = max(self._resume_at, time.monotonic() + delay)
                 attempt += 1
                 self.stats.retries += 1
                 await asyncio.sleep(delay)
+                continue
+            if self.tpm:
+                self.tpm.settle(response.prompt_tokens + response.completion_tokens - estimate)
+            self.limit.succeeded()
+            return response
 
-    def _advance(self, n: int, *, cached: int = 0, errors: int = 0) -> None:
+    async def _wait_for_turn(self, request: Request) -> None:
+        wait = self._resume_at - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if self.rpm:
+            await self.rpm.take(1)
+        if self.tpm:
+            await self.tpm.take(self._estimate_tokens(request))
+
+    @staticmethod
+    def _estimate_tokens(request: Request) -> int:
+        chars = sum(len(content) for _, content in request.messages)
+        return chars // 4 + 4 * len(request.messages) + (request.params.max_tokens or 16)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with equal jitter; a Retry-After is a floor, with a little jitter on top."""
+        if retry_after is not None:
+            wait = min(retry_after, self.max_retry_after)
+            return wait * random.uniform(1.0, 1.1)
+        ceiling = min(self.backoff_max, self.backoff_base * 2**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    # -- bookkeeping -----------------------------------------------------
+
+    def _count(self, r: Response) -> int:
+        """Add one finished request to the stats; 1 if it is an error."""
+        self.stats.sent += 1
+        if r.ok:
+            self.stats.answered += 1
+            self.stats.prompt_tokens += r.prompt_tokens
+            self.stats.completion_tokens += r.completion_tokens
+            return 0
+        self.stats.errors += 1
+        self.stats.error_kinds[r.error_kind or "error"] += 1
+        if r.error_message:
+            self._last_error[r.error_kind or "error"] = r.error_message
+        return 1
+
+    def _fatal_connection_failure(self, r: Response) -> FatalModelError | None:
+        """A server that refused every connection so far is not there: stop instead of retrying thousands."""
+        if r.error_kind == "connect" and self.stats.answered == 0:
+            return FatalModelError(f"Cannot reach the model {self.model.spec}: {r.error_message}.")
+        return None
+
+    def _check_error_rate(self, *, final: bool) -> None:
+        """Fail once the errors exceed the allowed share of all requests asked so far.
+
+        Mid-run this triggers only when the rate cannot be met even if every
+        remaining request succeeds.
+        """
+        if self.max_error_rate is None or not self.stats.errors:
+            return
+        allowed = self.max_error_rate * self.stats.requests
+        if self.stats.errors <= allowed:
+            return
+        kind, n = self.stats.error_kinds.most_common(1)[0]
+        detail = self._last_error.get(kind, kind)
+        share = self.stats.errors / max(1, self.stats.requests)
+        answered = self.stats.answered + self.stats.cached
+        when = "" if final else " so far"
+        raise TooManyErrors(
+            f"{self.stats.errors:,} of {self.stats.requests:,} requests ({share:.1%}) failed{when} after "
+            f"{self.max_retries} retries each, more than --max-error-rate {self.max_error_rate:g} allows "
+            f"(most often {kind}: {detail}); the {answered:,} answers received are kept in the store, "
+            f"so run again to ask only for the missing ones, or raise --max-error-rate."
+        )
+
+    def _advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None:
         if self.progress is not None and n:
-            self.progress.advance(n, cached=cached, errors=errors)  # type: ignore[attr-defined]
+            self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
+
+
+def _fatal_sentence(spec: str, exc: ModelError) -> str:
+    return f"The run stopped because {exc}."

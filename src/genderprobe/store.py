@@ -5,6 +5,10 @@ messages, repetition, option-scoring mode). A repeated or resumed run finds
 every answer it already paid for and asks the model only for what is missing.
 Errors are stored in their own table (kind and message) and never count as
 answers, so a rerun asks again for them.
+
+A store written by a newer schema, a file that is not a store, and a store
+locked by another process are reported in one sentence (:class:`UserError`)
+and never replaced.
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, TextIO
 
 from genderprobe.errors import UserError
 from genderprobe.models.base import Request, Response
 
 SCHEMA_VERSION = 1
+STORE_FILENAME = "responses.sqlite3"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,13 +49,21 @@ CREATE TABLE IF NOT EXISTS errors (
 CREATE INDEX IF NOT EXISTS errors_key ON errors (key);
 """
 
+# SQLite's default limit on bound parameters is 999 in old builds.
+_CHUNK = 900
+
 
 def default_cache_dir() -> Path:
     env = os.environ.get("GENDERPROBE_CACHE_DIR")
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     return Path(base) / "genderprobe"
+
+
+def store_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The store file inside ``cache_dir`` (default: :func:`default_cache_dir`)."""
+    return Path(cache_dir).expanduser() / STORE_FILENAME if cache_dir else default_cache_dir() / STORE_FILENAME
 
 
 def request_key(model_identity: str, request: Request) -> bytes:
@@ -62,54 +76,100 @@ def request_key(model_identity: str, request: Request) -> bytes:
     return hashlib.sha256(payload.encode("utf-8")).digest()
 
 
-class Store:
-    """SQLite response store. Use as a context manager or call :meth:`close`."""
+def model_matches(identity: str, spec: str) -> bool:
+    """Whether a stored model identity (``openai:m@URL``) belongs to ``spec`` (``openai:m``)."""
+    return identity == spec or identity.startswith(spec + "@")
 
-    def __init__(self, path: str | os.PathLike[str]):
+
+class Store:
+    """SQLite response store. Use as a context manager or call :meth:`close`.
+
+    timeout: seconds to wait for a lock held by another process before
+        reporting the store as locked.
+    create: create the file when it does not exist (``cache info`` does not).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 10.0, create: bool = True):
         self.path = Path(path)
+        if not create and not self.path.exists():
+            raise UserError(f"There is no response store at {self.path} yet; a run with caching creates it.")
+        if self.path.is_dir():
+            raise UserError(f"The response store path {self.path} is a folder; pass the folder as --cache-dir instead.")
+        self._db: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a commit survives the process being killed (not a power cut).
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
             self._check_schema()
+            self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
+            self._close_quietly()
             raise UserError(_describe_db_error(self.path, exc)) from None
         except OSError as exc:
-            raise UserError(f"Cannot open the response store {self.path}: {exc.strerror}.") from None
+            self._close_quietly()
+            raise UserError(f"Cannot open the response store {self.path}: {exc.strerror or exc}.") from None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("the store is closed")
+        return self._db
 
     def _check_schema(self) -> None:
-        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self._db.execute(
-                "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
+            raise UserError(
+                f"The file {self.path} is an SQLite database but not a genderprobe response store; "
+                f"move it aside or use another --cache-dir."
             )
-        elif int(row[0]) > SCHEMA_VERSION:
+        row = None
+        if "meta" in tables:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            return
+        try:
+            version = int(row[0])
+        except ValueError:
+            version = -1
+        if version > SCHEMA_VERSION:
             raise UserError(
                 f"The response store {self.path} was written by a newer genderprobe "
                 f"(schema {row[0]}, this one reads {SCHEMA_VERSION}); upgrade genderprobe "
                 f"or use another --cache-dir."
             )
+        if version < 1:
+            raise UserError(
+                f"The response store {self.path} has an unknown schema version {row[0]!r}; "
+                f"move it aside or use another --cache-dir."
+            )
+
+    # -- answers ------------------------------------------------------------------
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Response]:
         found: dict[bytes, Response] = {}
-        for start in range(0, len(keys), 900):
-            chunk = keys[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                "SELECT key, text, option_logprobs, prompt_tokens, completion_tokens "
-                f"FROM responses WHERE key IN ({marks})",
-                chunk,
-            )
-            for key, text, logprobs, pt, ct in rows:
-                found[key] = Response(
-                    text=text,
-                    option_logprobs=tuple(json.loads(logprobs)) if logprobs else None,
-                    prompt_tokens=pt,
-                    completion_tokens=ct,
-                    cached=True,
+        try:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self.db.execute(
+                    "SELECT key, text, option_logprobs, prompt_tokens, completion_tokens "
+                    f"FROM responses WHERE key IN ({marks})",
+                    chunk,
                 )
+                for key, text, logprobs, pt, ct in rows:
+                    found[key] = Response(
+                        text=text,
+                        option_logprobs=_load_logprobs(logprobs),
+                        prompt_tokens=pt,
+                        completion_tokens=ct,
+                        cached=True,
+                    )
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_describe_db_error(self.path, exc)) from None
         return found
 
     def put_many(self, model: str, items: Iterable[tuple[bytes, Response]]) -> None:
@@ -118,39 +178,123 @@ class Store:
         answers, errors = [], []
         for key, r in items:
             if r.ok:
-                logprobs = json.dumps(list(r.option_logprobs)) if r.option_logprobs else None
+                logprobs = _dump_logprobs(r.option_logprobs)
                 answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now))
             else:
                 errors.append((key, model, r.error_kind, r.error_message or "", now))
         if not answers and not errors:
             return
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", answers
-            )
-            self._db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", errors)
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", answers)
+                self.db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", errors)
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_describe_db_error(self.path, exc)) from None
 
-    def info(self) -> dict[str, object]:
-        count = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-        errors = self._db.execute("SELECT COUNT(*) FROM errors").fetchone()[0]
-        models = self._db.execute(
-            "SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) "
-            "FROM responses GROUP BY model ORDER BY model"
-        ).fetchall()
+    # -- maintenance (``genderprobe cache``) ---------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        try:
+            count = self.db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            errors = self.db.execute("SELECT COUNT(*) FROM errors").fetchone()[0]
+            models = self.db.execute(
+                "SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), MIN(created), MAX(created) "
+                "FROM responses GROUP BY model ORDER BY model"
+            ).fetchall()
+            error_kinds = self.db.execute(
+                "SELECT kind, COUNT(*) FROM errors GROUP BY kind ORDER BY COUNT(*) DESC"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_describe_db_error(self.path, exc)) from None
+        size = sum(p.stat().st_size for p in _store_files(self.path) if p.exists())
         return {
             "path": str(self.path),
+            "schema": SCHEMA_VERSION,
             "responses": count,
             "errors": errors,
-            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+            "error_kinds": dict(error_kinds),
+            "bytes": size,
             "models": [
-                {"model": m, "responses": n, "prompt_tokens": pt or 0, "completion_tokens": ct or 0}
-                for m, n, pt, ct in models
+                {
+                    "model": m,
+                    "responses": n,
+                    "prompt_tokens": pt or 0,
+                    "completion_tokens": ct or 0,
+                    "first": first,
+                    "last": last,
+                }
+                for m, n, pt, ct, first, last in models
             ],
         }
 
+    def clear(self, model: str | None = None) -> tuple[int, int]:
+        """Delete the answers and errors of ``model`` (a spec or identity; None: all).
+
+        Returns (answers deleted, errors deleted).
+        """
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                if model is None:
+                    answers = self.db.execute("DELETE FROM responses").rowcount
+                    errors = self.db.execute("DELETE FROM errors").rowcount
+                else:
+                    pattern = _like_prefix(model + "@")
+                    where = "model = ? OR model LIKE ? ESCAPE '\\'"
+                    answers = self.db.execute(f"DELETE FROM responses WHERE {where}", (model, pattern)).rowcount
+                    errors = self.db.execute(f"DELETE FROM errors WHERE {where}", (model, pattern)).rowcount
+            self.db.execute("VACUUM")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_describe_db_error(self.path, exc)) from None
+        return answers, errors
+
+    def iter_answers(self, model: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored answer as a JSON-able dict, oldest first."""
+        sql = (
+            "SELECT key, model, text, option_logprobs, prompt_tokens, completion_tokens, created "
+            "FROM responses"
+        )
+        args: tuple[str, ...] = ()
+        if model is not None:
+            sql += " WHERE model = ? OR model LIKE ? ESCAPE '\\'"
+            args = (model, _like_prefix(model + "@"))
+        try:
+            for key, m, text, logprobs, pt, ct, created in self.db.execute(sql + " ORDER BY created, key", args):
+                row: dict[str, Any] = {
+                    "key": key.hex(),
+                    "model": m,
+                    "text": text,
+                    "prompt_tokens": pt,
+                    "completion_tokens": ct,
+                    "created": created,
+                }
+                if logprobs:
+                    row["option_logprobs"] = json.loads(logprobs)
+                yield row
+        except sqlite3.DatabaseError as exc:
+            raise UserError(_describe_db_error(self.path, exc)) from None
+
+    def export_jsonl(self, out: TextIO, model: str | None = None) -> int:
+        """Write every stored answer as one JSON line; returns the count."""
+        n = 0
+        for row in self.iter_answers(model):
+            out.write(json.dumps(row, ensure_ascii=False))
+            out.write("\n")
+            n += 1
+        return n
+
+    # -- lifetime -----------------------------------------------------------------
+
     def close(self) -> None:
-        self._db.close()
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            finally:
+                self._db = None
 
     def __enter__(self) -> Store:
         return self
@@ -159,10 +303,37 @@ class Store:
         self.close()
 
 
+def _dump_logprobs(values: tuple[float, ...] | None) -> str | None:
+    if values is None:
+        return None
+    # JSON has no -inf: an option absent from the top log-probs is stored as null.
+    return json.dumps([v if v != float("-inf") else None for v in values])
+
+
+def _load_logprobs(text: str | None) -> tuple[float, ...] | None:
+    if not text:
+        return None
+    return tuple(float("-inf") if v is None else float(v) for v in json.loads(text))
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _store_files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
 def _describe_db_error(path: Path, exc: sqlite3.DatabaseError) -> str:
     text = str(exc)
-    if "locked" in text:
-        return f"The response store {path} is locked by another process; wait for it or use another --cache-dir."
+    if "locked" in text or "busy" in text:
+        return (
+            f"The response store {path} is locked by another process; "
+            f"wait for it to finish or use another --cache-dir."
+        )
+    if "unable to open" in text or "readonly" in text:
+        return f"Cannot open the response store {path} for writing ({text}); check the folder's permissions or use another --cache-dir."
     return (
         f"The response store {path} is not a readable genderprobe store ({text}); "
         f"move it aside or use another --cache-dir."

@@ -14,46 +14,65 @@ MARK_STYLE = {"A": "bold green", "B": "bold yellow", "C": "bold dark_orange", "D
 
 
 class Progress:
-    """done/total, cached, errors, requests per second, elapsed and ETA.
+    """done/total, cached, errors, requests per second, tokens, elapsed and ETA.
 
-    The total grows as a probe asks for more rounds.
+    The total grows as a probe asks for more rounds. The request rate counts
+    requests sent to the model, not answers read from the store. Rendering
+    happens on rich's refresh thread; :meth:`advance` only updates numbers, so
+    it costs microseconds per request.
     """
 
-    def __init__(self, console: Console | None = None):
+    def __init__(self, console: Console | None = None, *, description: str = "requests"):
         self.console = console or Console(stderr=True)
         self._bar = RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
-            TextColumn("cached {task.fields[cached]:,}  errors {task.fields[errors]:,}  {task.fields[rate]} req/s"),
+            TextColumn(
+                "cached {task.fields[cached]:,}  errors {task.fields[errors]:,}  "
+                "{task.fields[rate]} req/s  {task.fields[tokens]:,} tokens"
+            ),
             TimeElapsedColumn(),
+            TextColumn("ETA"),
             TimeRemainingColumn(),
             console=self.console,
             transient=False,
         )
-        self._task = None
+        self.description = description
+        self._task: Any = None
         self._started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self.cached = 0
+        self.errors = 0
+        self.tokens = 0
         self._sent = 0
 
     def expect(self, n: int) -> None:
+        self.total += n
         if self._task is None:
             self._bar.start()
-            self._task = self._bar.add_task("requests", total=n, cached=0, errors=0, rate="-")
+            self._task = self._bar.add_task(
+                self.description, total=self.total, cached=0, errors=0, rate="-", tokens=0
+            )
         else:
-            task = self._bar.tasks[0]
-            self._bar.update(self._task, total=(task.total or 0) + n)
+            self._bar.update(self._task, total=self.total)
 
-    def advance(self, n: int, *, cached: int = 0, errors: int = 0) -> None:
+    def advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None:
         if self._task is None:
             self.expect(n)
-        task = self._bar.tasks[0]
+        self.done += n
+        self.cached += cached
+        self.errors += errors
+        self.tokens += tokens
         self._sent += n - cached
         elapsed = max(1e-9, time.monotonic() - self._started)
         self._bar.update(
             self._task,
             advance=n,
-            cached=task.fields["cached"] + cached,
-            errors=task.fields["errors"] + errors,
+            cached=self.cached,
+            errors=self.errors,
+            tokens=self.tokens,
             rate=f"{self._sent / elapsed:,.1f}",
         )
 

@@ -13,6 +13,7 @@ import numpy as np
 from genderprobe import bws
 from genderprobe.errors import UserError
 from genderprobe.results import atomic_write_text
+from genderprobe.userfiles import read_user_text
 
 
 @click.group("bws")
@@ -20,18 +21,9 @@ def bws_group() -> None:
     """Best-Worst Scaling: make 4-tuples, score annotations, check their reliability."""
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"File {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read {path} as UTF-8 text ({exc.__class__.__name__}).") from None
-
-
 def item_ids(path: Path, column: str | None) -> list[str]:
     """Item ids: a CSV column (default uid, then id), or one id per line of a text file."""
-    text = _read(path)
+    text = read_user_text(path)
     if path.suffix.lower() != ".csv" and column is None:
         ids = [line.strip() for line in text.splitlines() if line.strip()]
     else:
@@ -86,7 +78,7 @@ def score(annotations: Path, out_path: Path | None, digits: int) -> None:
     """Counting scores: %best - %worst per item, in [-1, 1], and normalised to [0, 1]."""
     if digits < -1:
         raise UserError("--digits must be -1 (no rounding) or a number of decimals.")
-    ann = bws.parse_annotations(_read(annotations), str(annotations))
+    ann = bws.parse_annotations(read_user_text(annotations), str(annotations))
     text = bws.scores_csv(bws.counting_scores(ann), None if digits == -1 else digits)
     if out_path is None:
         click.echo(text, nl=False)
@@ -102,7 +94,7 @@ def score(annotations: Path, out_path: Path | None, digits: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def reliability(annotations: Path, repetitions: int, seed: int, as_json: bool) -> None:
     """Split-half reliability: Pearson and Spearman between scores of random halves (Section 4.3)."""
-    ann = bws.parse_annotations(_read(annotations), str(annotations))
+    ann = bws.parse_annotations(read_user_text(annotations), str(annotations))
     summary = bws.split_half_reliability(ann, repetitions=repetitions, seed=seed).summary()
     per_tuple = np.bincount(ann.tuple_of).tolist()
     summary = {"items": ann.n_items, "tuples": ann.n_tuples, "annotations": len(ann),

@@ -17,6 +17,7 @@ from genderprobe.fifty_shades_generation import (
     rows_csv,
 )
 from genderprobe.results import atomic_write_text
+from genderprobe.userfiles import read_user_text
 
 
 @click.group("fifty-shades")
@@ -30,17 +31,6 @@ def _names(value: str, known: tuple[str, ...], what: str) -> tuple[str, ...]:
     if bad or not names:
         raise UserError(f"Unknown {what} '{(bad or [value])[0]}'; choose from {', '.join(known)} (comma-separated).")
     return names
-
-
-def _read(path: Path | None, what: str) -> str:
-    if path is None:
-        return ""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"The {what} {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read the {what} {path} as UTF-8 text ({exc.__class__.__name__}).") from None
 
 
 @fifty_shades_group.command("generate")
@@ -69,9 +59,9 @@ def generate(out_path: Path, seed_types: str, prompt_types: str, seeds_file: Pat
     probe = FiftyShadesGeneration(
         seed_types=_names(seed_types, GENERATION_SEED_TYPES, "seed type") if seeds_file is None else (),
         prompt_types=_names(prompt_types, PROMPT_TYPES, "prompt type"),
-        seeds_text=_read(seeds_file, "seeds file"),
+        seeds_text=read_user_text(seeds_file, "seeds file") if seeds_file else "",
         seed_type_name=seed_type_name,
-        ic_text=_read(ic_file, "in-context example file"),
+        ic_text=read_user_text(ic_file, "in-context example file") if ic_file else "",
         limit=limit,
         examples_per_prompt=examples_per_prompt,
     )

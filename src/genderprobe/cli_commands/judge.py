@@ -16,6 +16,7 @@ import click
 from genderprobe.errors import UserError
 from genderprobe.judge import EXAMPLES_PER_BIN, IC_SAMPLING, RUNS, GradedBiasJudge
 from genderprobe.results import atomic_write_text
+from genderprobe.userfiles import read_user_text
 
 MODEL_OPTIONS = [
     click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini."),
@@ -73,12 +74,7 @@ def execute_quietly(probe: Any, opts: dict[str, Any]) -> Any:
 
 def read_sentences(path: Path, column: str | None) -> list[str]:
     """One sentence per line, or the named (or only) column of a CSV file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"File {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read {path} as UTF-8 text ({exc.__class__.__name__}).") from None
+    text = read_user_text(path)
     if column is None and path.suffix.lower() != ".csv":
         return [line.strip() for line in text.splitlines() if line.strip()]
     try:

@@ -3,7 +3,17 @@
 vLLM, Ollama, llama.cpp, TGI and OpenRouter all speak this protocol, so they
 work with ``--base-url`` alone. The key comes from ``OPENAI_API_KEY`` (or the
 variable named by ``--api-key-env``) and is never part of the spec, the cache
-key, logs or results.
+key, logs or results; error messages are scrubbed of it.
+
+The HTTP client is aiohttp: at 64 concurrent requests it kept up with the
+ideal throughput where the SDK's httpx stack did not
+(benchmarks/bench_http_clients.py, figures in docs/run-engine.md).
+
+Log-probability option scoring (``Request.score_options``): the request asks
+for the top log-probabilities of the first answer token (max_tokens 1, the
+faithful setting). Tokenizers that split "(a)" into "(" and "a" need one more
+token: model option ``logprob_tokens = 2`` looks past a first token that all
+options share.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import json
 import math
 import os
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
@@ -19,6 +30,8 @@ from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import Model, ModelOptions, Request, Response
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Statuses worth retrying: timeouts, conflicts, throttling and server trouble.
+RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 
 
 class OpenAICompatible(Model):
@@ -26,17 +39,25 @@ class OpenAICompatible(Model):
 
     def __init__(self, model: str, options: ModelOptions):
         self.model = model
-        self.base_url = (options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.base_url = _check_url(base_url.rstrip("/"))
         key_env = options.api_key_env or "OPENAI_API_KEY"
-        self._api_key = options.api_key or os.environ.get(key_env)
+        self._api_key = options.api_key or os.environ.get(key_env) or None
         if options.api_key_env and not self._api_key:
             raise UserError(f"The environment variable {options.api_key_env} named by --api-key-env is not set.")
         if not self._api_key and self.base_url == DEFAULT_BASE_URL:
             raise UserError("No API key: set OPENAI_API_KEY (or pass --api-key-env NAME) to use the OpenAI API.")
+        self._key_hint = options.api_key_env or "OPENAI_API_KEY"
         self.timeout = options.timeout
-        # The spec names the endpoint too: the same model name on two servers is two models.
+        extra = dict(options.extra)
+        self.logprob_tokens = _whole(extra.pop("logprob_tokens", 1), "logprob_tokens", 1, 5)
+        self.top_logprobs = _whole(extra.pop("top_logprobs", 20), "top_logprobs", 1, 20)
+        if extra:
+            raise UserError(f"The openai backend has no option '{sorted(extra)[0]}'; known: logprob_tokens, top_logprobs.")
         self.spec = f"openai:{model}"
-        self._identity = f"openai:{model}@{self.base_url}"
+        # The same model name on two servers is two models, but a URL may carry
+        # credentials (user:pass@, ?key=): the identity keeps neither.
+        self._identity = f"openai:{model}@{public_url(self.base_url)}"
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -51,7 +72,8 @@ class OpenAICompatible(Model):
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
-                connector=aiohttp.TCPConnector(limit=0),
+                # The runner bounds concurrency; the pool must not add its own cap.
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
             )
         return self._session
 
@@ -62,9 +84,9 @@ class OpenAICompatible(Model):
             **request.params.as_dict(),
         }
         if request.score_options:
-            body["max_tokens"] = 1
+            body["max_tokens"] = self.logprob_tokens
             body["logprobs"] = True
-            body["top_logprobs"] = 20
+            body["top_logprobs"] = self.top_logprobs
         return body
 
     async def generate(self, request: Request) -> Response:
@@ -73,36 +95,84 @@ class OpenAICompatible(Model):
             async with self._client().post(url, json=self.payload(request)) as resp:
                 raw = await resp.read()
                 if resp.status != 200:
-                    raise _http_error(resp.status, raw, resp.headers.get("Retry-After"), self.spec)
+                    raise self._http_error(resp.status, raw, resp.headers.get("Retry-After"))
         except TimeoutError:
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
+        except aiohttp.ClientConnectorError:
+            raise ModelError(
+                f"cannot connect to {public_url(self.base_url)}; is the server running and is --base-url right",
+                kind="connect",
+            ) from None
         except aiohttp.ClientConnectionError as exc:
-            raise ModelError(f"connection failed: {exc.__class__.__name__}", kind="connection") from None
+            raise ModelError(f"the connection dropped ({exc.__class__.__name__})", kind="connection") from None
         except aiohttp.ClientPayloadError:
             raise ModelError("the connection dropped mid-answer", kind="connection") from None
-        return _parse(raw, request)
+        return _parse(raw, request, self.spec)
+
+    def _http_error(self, status: int, raw: bytes, retry_after: str | None) -> ModelError:
+        detail = self._scrub(_error_detail(raw))
+        spec = self.spec
+        if status in (401, 403):
+            return ModelError(
+                f"the API rejected the key for {spec} (HTTP {status}{detail}); check {self._key_hint} or --api-key-env",
+                kind="auth", fatal=True, status=status,
+            )
+        if status == 404:
+            return ModelError(
+                f"the server does not know model {spec} or the endpoint (HTTP 404{detail}); check the model name and --base-url",
+                kind="not_found", fatal=True, status=status,
+            )
+        if 400 <= status < 500 and status not in RETRYABLE_4XX:
+            return ModelError(
+                f"the server refused the request for {spec} as invalid (HTTP {status}{detail}); check the generation parameters",
+                kind="bad_request", fatal=True, status=status,
+            )
+        kind = "rate_limit" if status == 429 else "server"
+        return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after_seconds(retry_after), status=status)
+
+    def _scrub(self, text: str) -> str:
+        """Servers sometimes echo the key back; it must not reach a message, the store or a log."""
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
 
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+            self._session = None
 
 
-def _http_error(status: int, raw: bytes, retry_after: str | None, spec: str) -> ModelError:
-    detail = _error_detail(raw)
-    if status in (401, 403):
-        return ModelError(f"the API rejected the key for {spec} (HTTP {status}{detail}); check OPENAI_API_KEY or --api-key-env", kind="auth", fatal=True, status=status)
-    if status == 404:
-        return ModelError(f"the server does not know model {spec} or the endpoint (HTTP 404{detail}); check the model name and --base-url", kind="not_found", fatal=True, status=status)
-    if status in (400, 422):
-        return ModelError(f"the server refused the request as malformed (HTTP {status}{detail})", kind="bad_request", fatal=True, status=status)
-    delay = None
-    if retry_after:
-        try:
-            delay = max(0.0, float(retry_after))
-        except ValueError:
-            delay = None
-    kind = "rate_limit" if status == 429 else "server"
-    return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=delay, status=status)
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UserError(f"The base URL '{public_url(url)}' is not an http(s) URL; write it like http://localhost:8000/v1.")
+    return url
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password@ and without a query string."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise UserError(f"The model option {name} must be a whole number from {low} to {high}; got {value!r}.")
+    return value
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """Retry-After in seconds (an HTTP date is rare for APIs and treated as absent)."""
+    if not header:
+        return None
+    try:
+        value = float(header)
+    except ValueError:
+        return None
+    return max(0.0, value) if math.isfinite(value) else None
 
 
 def _error_detail(raw: bytes) -> str:
@@ -113,7 +183,7 @@ def _error_detail(raw: bytes) -> str:
         return ""
 
 
-def _parse(raw: bytes, request: Request) -> Response:
+def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
     try:
         data = json.loads(raw)
         choice = data["choices"][0]
@@ -123,7 +193,19 @@ def _parse(raw: bytes, request: Request) -> Response:
     usage = data.get("usage") or {}
     logprobs = None
     if request.score_options:
-        logprobs = _option_logprobs(choice, request.options)
+        logprobs, status = scan_option_logprobs(choice, request.options)
+        if status == "no_logprobs":
+            raise ModelError(
+                f"the server returned no log-probabilities for {spec}, so it cannot score options; "
+                f"run without --score-options",
+                kind="no_logprobs", fatal=True,
+            )
+        if status == "prefix_only":
+            raise ModelError(
+                f"the first answer token of {spec} is a prefix every option shares, such as '('; "
+                f"set the model option logprob_tokens = 2 in the config file",
+                kind="no_logprobs", fatal=True,
+            )
     return Response(
         text=text,
         option_logprobs=logprobs,
@@ -136,26 +218,47 @@ def _normalise(token: str) -> str:
     return token.strip().strip("()").strip().lower()
 
 
-def _option_logprobs(choice: dict[str, Any], options: tuple[str, ...]) -> tuple[float, ...] | None:
-    """Log-probability of each option's first answer token among the top log-probs.
+def scan_option_logprobs(
+    choice: dict[str, Any], options: tuple[str, ...]
+) -> tuple[tuple[float, ...] | None, str]:
+    """Log-probability of each option from the top log-probs of its first distinguishing token.
 
-    "(a)", "a", " a" and "(a" all count for option "(a)"; an option absent from
-    the top list gets -inf (probability 0 after normalisation).
+    "(a)", "a", " a" and "(a" all count for option "(a)" (the best entry wins
+    when several match). A generated token that every option shares, such as
+    "(", is skipped and the next position is read; its log-probability is
+    common to all options and cancels when the probe normalises. An option
+    absent from the top list gets -inf (probability 0 after normalisation).
+
+    Returns (log-probs or None, status): "ok"; "absent" (the answer names no
+    option among the top entries); "prefix_only" (every returned token was a
+    shared prefix: more tokens are needed); "no_logprobs" (none returned).
     """
     try:
-        top = choice["logprobs"]["content"][0]["top_logprobs"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    wanted = {_normalise(o): i for i, o in enumerate(options)}
-    best = [-math.inf] * len(options)
-    for entry in top:
-        i = wanted.get(_normalise(entry.get("token", "")))
-        if i is not None:
-            lp = float(entry.get("logprob", -math.inf))
-            best[i] = max(best[i], lp) if best[i] > -math.inf else lp
-    if all(v == -math.inf for v in best):
-        return None
-    return tuple(best)
+        positions = choice["logprobs"]["content"]
+    except (KeyError, TypeError):
+        return None, "no_logprobs"
+    if not isinstance(positions, list) or not positions:
+        return None, "no_logprobs"
+    wanted: dict[str, int] = {}
+    for i, o in enumerate(options):
+        wanted.setdefault(_normalise(o), i)
+    for position in positions:
+        top = position.get("top_logprobs") if isinstance(position, dict) else None
+        if not top:
+            return None, "no_logprobs"
+        best = [-math.inf] * len(options)
+        for entry in top:
+            if not isinstance(entry, dict):
+                continue
+            i = wanted.get(_normalise(str(entry.get("token", ""))))
+            if i is not None:
+                best[i] = max(best[i], float(entry.get("logprob", -math.inf)))
+        if any(v > -math.inf for v in best):
+            return tuple(best), "ok"
+        # Only a shared prefix ("(", a space) may be skipped; anything else names no option.
+        if _normalise(str(position.get("token", ""))):
+            return None, "absent"
+    return None, "prefix_only"
 
 
 def create(name: str, options: ModelOptions) -> OpenAICompatible:

@@ -1,0 +1,63 @@
+"""``genderprobe report`` and ``genderprobe compare``: HTML from results files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from genderprobe.errors import UserError
+from genderprobe.results import load_results
+
+
+def _load(paths: tuple[Path, ...]) -> list[tuple[dict, str]]:
+    from genderprobe.report.compare import source_name
+
+    docs = []
+    for p in paths:
+        if p.is_dir():  # a run's --out folder: its results.json
+            p = p / "results.json"
+        docs.append((load_results(p), source_name(p)))
+    return docs
+
+
+def _done(path: Path) -> None:
+    size = path.stat().st_size
+    click.echo(f"Wrote {path} ({size / 1024:,.0f} KiB)")
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="HTML file to write (default: report.html beside the first results file).")
+def report_command(results: tuple[Path, ...], output: Path | None) -> None:
+    """Write a self-contained HTML report of one or more results files (or run folders)."""
+    from genderprobe.report import render_report, write_html
+
+    docs = _load(results)
+    if output is None:
+        first = results[0] if results[0].is_dir() else results[0].parent
+        output = first / "report.html"
+    write_html(output, render_report(docs))
+    _done(output)
+
+
+@click.command("compare")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML file.")
+def compare_command(results: tuple[Path, ...], output: Path | None) -> None:
+    """Rank several runs side by side: a leaderboard here, and in HTML with -o."""
+    from genderprobe.report import compare, render_comparison, write_html
+    from genderprobe.report.leaderboard import print_leaderboard
+
+    if len(results) < 2:
+        raise UserError("Give at least two results files to compare.")
+    docs = _load(results)
+    print_leaderboard(compare(docs))
+    if output is not None:
+        write_html(output, render_comparison(docs))
+        _done(output)
+
+
+COMMANDS = [report_command, compare_command]

@@ -1,0 +1,149 @@
+"""``anthropic:MODEL``: the Anthropic Messages API, through the official SDK (extra ``[anthropic]``).
+
+The key comes from ``ANTHROPIC_API_KEY`` (or the variable named by
+``--api-key-env``), the endpoint from ``--base-url`` / ``ANTHROPIC_BASE_URL``.
+The SDK's own retries are off: the runner retries, backs off and counts.
+
+The Messages API takes no seed and offers no log-probabilities, so ``seed`` is
+not sent (it still separates cache entries) and option scoring is refused.
+``max_tokens`` is required by the API; without one, 1024 is sent.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+
+from genderprobe.errors import ModelError, UserError
+from genderprobe.models.base import Model, ModelOptions, Request, Response
+from genderprobe.models.openai_compatible import public_url, retry_after_seconds
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS = 1024
+RETRYABLE_4XX = frozenset({408, 409, 425, 429})
+
+
+class AnthropicMessages(Model):
+    supports_option_scoring = False
+
+    def __init__(self, model: str, options: ModelOptions):
+        self.model = model
+        base_url = (options.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if not base_url.startswith(("http://", "https://")):
+            raise UserError(f"The base URL '{public_url(base_url)}' is not an http(s) URL; write it like https://api.anthropic.com.")
+        self.base_url = base_url
+        key_env = options.api_key_env or "ANTHROPIC_API_KEY"
+        self._api_key = options.api_key or os.environ.get(key_env) or None
+        if not self._api_key:
+            raise UserError(f"No API key: set {key_env} (or pass --api-key-env NAME) to use anthropic:{model}.")
+        self._key_hint = key_env
+        if options.extra:
+            raise UserError(f"The anthropic backend has no option '{sorted(options.extra)[0]}'.")
+        self.timeout = options.timeout
+        self.spec = f"anthropic:{model}"
+        self._identity = f"anthropic:{model}@{public_url(base_url)}"
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+            )
+        return self._client
+
+    def payload(self, request: Request) -> dict[str, Any]:
+        system = "\n\n".join(content for role, content in request.messages if role == "system")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.params.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": [{"role": role, "content": content} for role, content in request.messages if role != "system"],
+        }
+        if system:
+            body["system"] = system
+        # Sampling parameters go in extra_body: recent SDKs no longer name them,
+        # while the API still reads them for the models that take them.
+        sampling = {k: v for k, v in (("temperature", request.params.temperature), ("top_p", request.params.top_p))
+                    if v is not None}
+        if sampling:
+            body["extra_body"] = sampling
+        return body
+
+    async def generate(self, request: Request) -> Response:
+        if request.score_options:
+            raise ModelError("the Anthropic Messages API offers no log-probabilities; run without --score-options",
+                             kind="bad_request", fatal=True)
+        try:
+            message = await self.client().messages.create(**self.payload(request))
+        except anthropic.APITimeoutError:
+            raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__
+            if cause is not None and "connect" in type(cause).__name__.lower():
+                raise ModelError(
+                    f"cannot connect to {public_url(self.base_url)}; is the server running and is --base-url right",
+                    kind="connect",
+                ) from None
+            raise ModelError("the connection dropped", kind="connection") from None
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except anthropic.APIError as exc:  # an answer the SDK could not read
+            raise ModelError(self._scrub(f"the server answered with malformed data ({type(exc).__name__})"),
+                             kind="malformed") from None
+        except ValueError:
+            raise ModelError("the server answered with malformed JSON", kind="malformed") from None
+        try:
+            text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+            usage = message.usage
+            return Response(
+                text=text,
+                prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            )
+        except (AttributeError, TypeError):
+            raise ModelError("the server answered with malformed JSON", kind="malformed") from None
+
+    def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
+        status = exc.status_code
+        detail = self._scrub(_message(exc))
+        spec = self.spec
+        if status in (401, 403):
+            return ModelError(f"the API rejected the key for {spec} (HTTP {status}{detail}); check {self._key_hint} or --api-key-env",
+                              kind="auth", fatal=True, status=status)
+        if status == 404:
+            return ModelError(f"the server does not know model {spec} or the endpoint (HTTP 404{detail}); check the model name and --base-url",
+                              kind="not_found", fatal=True, status=status)
+        if 400 <= status < 500 and status not in RETRYABLE_4XX:
+            return ModelError(f"the server refused the request for {spec} as invalid (HTTP {status}{detail}); check the generation parameters",
+                              kind="bad_request", fatal=True, status=status)
+        retry_after = retry_after_seconds(exc.response.headers.get("retry-after"))
+        kind = "rate_limit" if status == 429 else "overloaded" if status == 529 else "server"
+        return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after, status=status)
+
+    def _scrub(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    try:
+        message = body["error"]["message"]  # type: ignore[index]
+        return f": {str(message)[:200]}"
+    except (KeyError, TypeError, IndexError):
+        return ""
+
+
+def create(name: str, options: ModelOptions) -> AnthropicMessages:
+    return AnthropicMessages(name, options)

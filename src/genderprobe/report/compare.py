@@ -1,0 +1,166 @@
+"""Comparing runs: group them by probe and parameters, find mismatches, rank within a group.
+
+Pure functions over results documents, shared by the terminal leaderboard and
+the HTML comparison.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genderprobe.report.document import check, flatten, sample_size
+from genderprobe.report.secrets import redact
+
+MARK_ORDER = {"A": 0, "B": 1, "C": 2, "D": 3}
+MAX_UNMARKED_HEADLINES = 3
+
+
+@dataclass
+class Entry:
+    doc: dict[str, Any]
+    source: str
+    label: str = ""
+
+    def metric(self, name: str) -> dict[str, Any]:
+        est = self.doc["metrics"].get(name)
+        return est if isinstance(est, dict) else {"value": None, "ci_low": None, "ci_high": None, "n": None}
+
+    def mark(self, name: str) -> str | None:
+        m = self.doc["marks"].get(name)
+        return m.get("mark") if isinstance(m, dict) else None
+
+    @property
+    def items(self) -> int | None:
+        return sample_size(self.doc)
+
+    @property
+    def undetected(self) -> int | None:
+        return self.doc["counts"].get("undetected")
+
+    @property
+    def errors(self) -> int | None:
+        return self.doc["run"].get("errors")
+
+
+@dataclass
+class Group:
+    """Runs of one probe with identical parameters: these may be ranked together."""
+
+    probe: str
+    parameters: dict[str, Any]
+    entries: list[Entry]
+    headline: list[str] = field(default_factory=list)
+    distinct: dict[str, Any] = field(default_factory=dict)  # the parameters that set it apart
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProbeSection:
+    probe: str
+    groups: list[Group]
+    mismatches: list[tuple[str, list[Any]]]  # parameter -> its value in each group
+
+
+def comparable_parameters(doc: dict[str, Any]) -> dict[str, Any]:
+    """Everything that must match for two runs' numbers to be comparable."""
+    params = dict(flatten(redact(doc.get("parameters") or {})))
+    params["judge"] = doc.get("judge")
+    return params
+
+
+def _key(params: dict[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def compare(docs: Sequence[tuple[dict[str, Any], str]]) -> list[ProbeSection]:
+    """Group (document, source) pairs by probe, then by parameters; rank each group."""
+    by_probe: dict[str, dict[str, Group]] = {}
+    for doc, source in docs:
+        doc = check(doc, source)
+        params = comparable_parameters(doc)
+        groups = by_probe.setdefault(doc["probe"], {})
+        group = groups.setdefault(_key(params), Group(doc["probe"], params, []))
+        group.entries.append(Entry(doc, source))
+    sections = []
+    for probe, groups in by_probe.items():
+        listed = list(groups.values())
+        mismatches = _mismatches(listed)
+        for group in listed:
+            group.distinct = {name: group.parameters.get(name) for name, _ in mismatches}
+            _label(group.entries)
+            group.headline = headline_metrics(group.entries)
+            group.entries = rank(group.entries, group.headline)
+            group.warnings = _version_warnings(group.entries)
+        sections.append(ProbeSection(probe, listed, mismatches))
+    return sections
+
+
+def _mismatches(groups: list[Group]) -> list[tuple[str, list[Any]]]:
+    names: list[str] = []
+    for g in groups:
+        names += [n for n in g.parameters if n not in names]
+    out = []
+    for name in names:
+        values = [g.parameters.get(name) for g in groups]
+        if len({_key({"v": v}) for v in values}) > 1:
+            out.append((name, values))
+    return out
+
+
+def _label(entries: list[Entry]) -> None:
+    """Model specs as labels, told apart by file name when a model appears twice."""
+    specs = [e.doc["model"] for e in entries]
+    for e in entries:
+        e.label = e.doc["model"]
+        if specs.count(e.label) > 1:
+            e.label = f"{e.label} ({e.source})"
+    seen: dict[str, int] = {}
+    for e in entries:
+        seen[e.label] = seen.get(e.label, 0) + 1
+        if seen[e.label] > 1:
+            e.label = f"{e.label} #{seen[e.label]}"
+
+
+def headline_metrics(entries: list[Entry]) -> list[str]:
+    """The marked metrics (GenderBench's headline numbers), else the first few metrics."""
+    first = entries[0].doc
+    marked = [m for m in first["marks"] if any(m in e.doc["metrics"] for e in entries)]
+    if marked:
+        return marked
+    return list(first["metrics"])[:MAX_UNMARKED_HEADLINES]
+
+
+def rank(entries: list[Entry], headline: list[str]) -> list[Entry]:
+    """Best first: by the first headline metric's mark, then its closeness to no bias."""
+    if not headline or not any(e.mark(headline[0]) for e in entries):
+        return entries
+    name = headline[0]
+
+    def order(e: Entry) -> tuple[int, float]:
+        value = e.metric(name).get("value")
+        return MARK_ORDER.get(e.mark(name) or "", 9), abs(value) if isinstance(value, (int, float)) else float("inf")
+
+    return sorted(entries, key=order)
+
+
+def _version_warnings(entries: list[Entry]) -> list[str]:
+    warnings = []
+    versions = {str(e.doc["versions"].get("genderprobe")) for e in entries}
+    if len(versions) > 1:
+        warnings.append(f"These runs were made by different genderprobe versions ({', '.join(sorted(versions))}).")
+    data = [e.doc["versions"].get("data") or {} for e in entries]
+    files = sorted({f for d in data for f in d if len({json.dumps(x.get(f)) for x in data}) > 1})
+    if files:
+        shown = ", ".join(files[:3]) + (" and others" if len(files) > 3 else "")
+        warnings.append(f"These runs used different versions of the data files {shown}.")
+    return warnings
+
+
+def source_name(path: str | Path) -> str:
+    """A short name for a results file: its folder and name."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name

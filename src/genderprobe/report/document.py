@@ -1,0 +1,215 @@
+"""One results file as the report shows it: checked, secrets removed, charts drawn.
+
+Everything a probe contributes arrives through the shared result fields
+(metrics, marks, breakdowns, tables, charts, evidence, counts, extra), so this
+module knows no probe by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from genderprobe.errors import UserError
+from genderprobe.report import charts
+from genderprobe.report.charts import forest
+from genderprobe.report.charts.common import Figure
+from genderprobe.report.secrets import redact
+from genderprobe.report.svg import MARK_COLOURS
+
+# Samples shown per outcome category; "undetected" (and errors) are shown in full.
+SAMPLES_PER_CATEGORY = 20
+SHOWN_IN_FULL = ("undetected", "error", "errors")
+SAMPLE_FIELDS = ("prompt", "answer", "code")
+
+
+@dataclass
+class FigureView:
+    id: str
+    title: str
+    type: str
+    figure: Figure | None  # None: a chart type this version cannot draw
+
+
+@dataclass
+class MarkView:
+    metric: str
+    mark: str | None
+    meaning: str
+    description: str
+    estimate: dict[str, Any]
+    scale: Figure | None
+
+
+@dataclass
+class EvidenceView:
+    category: str
+    total: int  # samples in the results file
+    samples: list[dict[str, Any]]
+    complete: bool
+    in_run: int | None = None  # how many the run had, when the probe counted more than it kept
+
+
+@dataclass
+class RunView:
+    doc: dict[str, Any]
+    source: str
+    marks: list[MarkView] = field(default_factory=list)
+    figures: list[FigureView] = field(default_factory=list)
+    evidence: list[EvidenceView] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sample_size(self) -> int | None:
+        return sample_size(self.doc)
+
+
+def sample_size(doc: dict[str, Any]) -> int | None:
+    """Items in the run: the probe's own count, else the largest metric n."""
+    items = doc.get("counts", {}).get("items")
+    if isinstance(items, int):
+        return items
+    ns = [m.get("n") for m in doc.get("metrics", {}).values() if isinstance(m, dict)]
+    return max((n for n in ns if isinstance(n, int)), default=None)
+
+
+_SHAPES: dict[str, type] = {
+    "metrics": dict, "marks": dict, "breakdowns": dict, "tables": list, "charts": list,
+    "evidence": dict, "counts": dict, "extra": dict, "parameters": dict, "run": dict, "versions": dict,
+}
+
+
+def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """The document with optional fields defaulted; a wrong shape is a one-sentence error."""
+    doc = dict(doc)
+    for key, shape in _SHAPES.items():
+        value = doc.get(key)
+        if value is None:
+            doc[key] = shape()
+        elif not isinstance(value, shape):
+            raise UserError(f"{source} is not a valid results file: '{key}' must be a {'list' if shape is list else 'mapping'}.")
+    for name, est in doc["metrics"].items():
+        if not isinstance(est, dict) or "value" not in est:
+            raise UserError(f"{source} is not a valid results file: metric '{name}' has no value.")
+    for t in doc["tables"]:
+        if not isinstance(t, dict) or not isinstance(t.get("columns"), list) or not isinstance(t.get("rows"), list):
+            raise UserError(f"{source} is not a valid results file: every table needs 'columns' and 'rows' lists.")
+    for category, samples in doc["evidence"].items():
+        if not isinstance(samples, list) or any(not isinstance(s, dict) for s in samples):
+            raise UserError(f"{source} is not a valid results file: evidence '{category}' must be a list of objects.")
+    for key in ("probe", "model"):
+        doc[key] = str(doc.get(key) or "unknown")
+    return doc
+
+
+def build(doc: dict[str, Any], source: str) -> RunView:
+    doc = check(doc, source)
+    view = RunView(doc=doc, source=source)
+    view.marks = [_mark(name, m) for name, m in doc["marks"].items() if isinstance(m, dict)]
+    view.figures = [_figure(spec) for spec in doc["charts"]]
+    view.figures += _breakdown_figures(doc)
+    view.evidence = _evidence(doc["evidence"], doc["counts"])
+    view.details = run_details(doc)
+    return view
+
+
+def _figure(spec: Any) -> FigureView:
+    figure = charts.draw(spec)
+    return FigureView(str(spec.get("id", "")), str(spec.get("title", "")), str(spec.get("type", "")), figure)
+
+
+def mark_bands(ranges: Any) -> list[forest.Band]:
+    """A mark's ranges as coloured bands: {"A": [[lo, hi], ...], ...}."""
+    bands: list[forest.Band] = []
+    if not isinstance(ranges, dict):
+        return bands
+    for letter, spans in ranges.items():
+        for span in spans if isinstance(spans, list) else []:
+            if isinstance(span, list) and len(span) == 2 and all(isinstance(v, (int, float)) for v in span):
+                bands.append((float(span[0]), float(span[1]), MARK_COLOURS.get(letter, "#ccc"), f"mark {letter}"))
+    return bands
+
+
+def _mark(name: str, m: dict[str, Any]) -> MarkView:
+    estimate = {k: m.get(k) for k in ("value", "ci_low", "ci_high", "n")}
+    bands = mark_bands(m.get("ranges"))
+    scale = None
+    if bands:
+        lo, hi = min(b[0] for b in bands), max(b[1] for b in bands)
+        spec = {"id": f"mark-{name}", "title": f"{name} against its mark ranges", "x_range": [lo, hi],
+                "reference": None, "rows": [{"label": "", **estimate}]}
+        scale = forest.draw(spec, bands)
+    return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
+                    estimate, scale)
+
+
+def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
+    """Forest plots of breakdowns that no chart of the probe already draws."""
+    drawn = []
+    for spec in doc["charts"]:
+        if isinstance(spec, dict) and spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
+            drawn.append([(r.get("label"), r.get("value")) for r in spec["rows"] if isinstance(r, dict)])
+    out = []
+    for dim, groups in doc["breakdowns"].items():
+        if not isinstance(groups, dict):
+            continue
+        rows = [{"label": g, **(e if isinstance(e, dict) else {"value": None})} for g, e in groups.items()]
+        if [(r["label"], r.get("value")) for r in rows] in drawn:
+            continue
+        spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown by {dim}", "rows": rows,
+                "reference": None, "x_label": ""}
+        out.append(FigureView(spec["id"], spec["title"], "forest", forest.draw(spec)))
+    return out
+
+
+def _evidence(evidence: dict[str, list[dict[str, Any]]], counts: dict[str, Any]) -> list[EvidenceView]:
+    out = []
+    for category, samples in evidence.items():
+        complete = category in SHOWN_IN_FULL
+        shown = samples if complete else samples[:SAMPLES_PER_CATEGORY]
+        rows = [{"fields": {k: s.get(k) for k in SAMPLE_FIELDS},
+                 "other": {k: v for k, v in s.items() if k not in SAMPLE_FIELDS}} for s in shown]
+        counted = counts.get(category)
+        in_run = counted if isinstance(counted, int) and counted > len(samples) else None
+        out.append(EvidenceView(str(category), len(samples), rows, complete or len(shown) == len(samples), in_run))
+    return out
+
+
+def run_details(doc: dict[str, Any]) -> dict[str, Any]:
+    """Parameters, versions, model spec and request counts, with secrets removed."""
+    safe = redact({k: doc.get(k) for k in ("model", "judge", "parameters", "run", "versions", "extra")})
+    versions = dict(safe.get("versions") or {})
+    data = versions.pop("data", None)
+    run = dict(safe.get("run") or {})
+    judge_run = run.pop("judge", None)
+    return {
+        "model": safe["model"],
+        "judge": safe.get("judge"),
+        "parameters": flatten(safe.get("parameters") or {}),
+        "run": run,
+        "judge_run": judge_run if isinstance(judge_run, dict) else None,
+        "counts": doc.get("counts") or {},
+        "versions": versions,
+        "data_versions": data if isinstance(data, dict) else {},
+        "extra": [(k, _brief(v)) for k, v in flatten(safe.get("extra") or {})],
+        "records_file": doc.get("records_file"),
+    }
+
+
+def flatten(d: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested parameters as (dotted.name, value) rows."""
+    rows: list[tuple[str, Any]] = []
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            rows += flatten(v, name + ".")
+        else:
+            rows.append((name, v))
+    return rows
+
+
+def _brief(value: Any) -> Any:
+    """Probe extras can be large (per-item lists): long lists are summarised, not dumped."""
+    if isinstance(value, list) and (len(value) > 12 or any(isinstance(v, (list, dict)) for v in value)):
+        return f"{len(value):,} entries (kept in the results file)"
+    return value

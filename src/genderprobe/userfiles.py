@@ -1,0 +1,20 @@
+"""Reading files a user names on the command line, with one clear sentence on failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from genderprobe.errors import UserError
+
+
+def read_user_text(path: str | Path, what: str = "file") -> str:
+    """The UTF-8 text of ``path``; ``what`` names it in the error ("seeds file")."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"The {what} {path} does not exist.") from None
+    except IsADirectoryError:
+        raise UserError(f"The {what} {path} is a folder, not a file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"Cannot read the {what} {path} as UTF-8 text ({exc.__class__.__name__}).") from None

@@ -1,0 +1,101 @@
+"""Comparing runs: grouping by probe and parameters, mismatches, ranking, the terminal leaderboard."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import report_support as rs
+from click.testing import CliRunner
+
+from genderprobe.cli import main
+from genderprobe.errors import UserError
+from genderprobe.report import compare, render_comparison
+from genderprobe.results import load_results
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("runs")
+    out = {m: rs.levy_results(base / m.split(":")[1], m, 120)
+           for m in ("reference:biased", "reference:random", "reference:unbiased", "reference:biased-female")}
+    out["random-k60"] = rs.levy_results(base / "random-k60", "reference:random", 60)
+    out["gallery"] = rs.gallery_document(base)
+    return out
+
+
+def pairs(paths):
+    return [(load_results(p), f"{p.parent.name}/{p.name}") for p in paths]
+
+
+def test_same_probe_and_parameters_make_one_ranked_group(runs):
+    models = ("reference:biased", "reference:random", "reference:unbiased", "reference:biased-female")
+    (section,) = compare(pairs(runs[m] for m in models))
+    assert section.probe == "relationship-levy" and section.mismatches == []
+    (group,) = section.groups
+    assert group.headline == ["diff_abs_success_rate", "diff_success_rate"]
+    ranked = [e.doc["model"] for e in group.entries]
+    # The calibration models have known values: unbiased and random are near 0 (A), the biased ones at 1 (D).
+    assert set(ranked[:2]) == {"reference:unbiased", "reference:random"}
+    assert set(ranked[2:]) == {"reference:biased", "reference:biased-female"}
+    assert [e.mark("diff_abs_success_rate") for e in group.entries] == ["A", "A", "D", "D"]
+
+
+def test_different_parameters_are_grouped_apart_and_pointed_out(runs):
+    (section,) = compare(pairs([runs["reference:random"], runs["reference:biased"], runs["random-k60"]]))
+    assert len(section.groups) == 2
+    assert [name for name, _ in section.mismatches] == ["probe.sample_k"]
+    assert section.mismatches[0][1] == [120, 60]
+    assert [len(g.entries) for g in section.groups] == [2, 1]
+    assert section.groups[1].distinct == {"probe.sample_k": 60}
+
+
+def test_different_probes_are_never_mixed(runs):
+    sections = compare(pairs([runs["reference:random"], runs["gallery"], runs["reference:biased"]]))
+    assert [s.probe for s in sections] == ["relationship-levy", "gallery"]
+    assert [len(s.groups[0].entries) for s in sections] == [2, 1]
+
+
+def test_same_model_twice_is_told_apart_by_file(runs, tmp_path):
+    copy = tmp_path / "again" / "results.json"
+    copy.parent.mkdir()
+    copy.write_text(runs["reference:random"].read_text(encoding="utf-8"), encoding="utf-8")
+    (section,) = compare(pairs([runs["reference:random"], copy]))
+    labels = [e.label for e in section.groups[0].entries]
+    assert len(set(labels)) == 2 and all(label.startswith("reference:random (") for label in labels)
+
+
+def test_comparison_html_holds_each_runs_numbers(runs):
+    paths = [runs["reference:random"], runs["reference:biased"], runs["random-k60"], runs["gallery"]]
+    page = render_comparison(pairs(paths))
+    for path in paths:
+        doc = load_results(path)
+        for metric in doc["marks"]:
+            value = json.dumps(doc["metrics"][metric]["value"])
+            assert re.search(rf'data-metric="{metric}" data-value="{re.escape(value)}"', page)
+    assert "Parameters differ between these runs" in page and "probe.sample_k" in page
+    assert page.count('class="group"') == 2 + 1  # levy at two sample sizes, and the gallery
+    assert "<script" not in page.lower()
+
+
+def test_compare_command_prints_a_leaderboard_and_writes_html(runs, tmp_path):
+    out = tmp_path / "compare.html"
+    result = CliRunner().invoke(main, ["compare", str(runs["reference:biased"]), str(runs["reference:unbiased"].parent),
+                                       str(runs["random-k60"]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "reference:unbiased" in text and "reference:biased" in text
+    assert "parameters differ" in text and "probe.sample_k: 120 vs 60" in text
+    assert text.index("reference:unbiased") < text.index("reference:biased ")  # ranked best first
+    assert out.exists() and "Wrote" in text
+
+
+def test_compare_refuses_a_single_file_in_one_sentence(runs, tmp_path):
+    result = CliRunner().invoke(main, ["compare", str(runs["reference:random"]), "-o", str(tmp_path / "c.html")])
+    assert result.exit_code == 2
+    assert result.output.strip() == "Error: Give at least two results files to compare."
+    assert not (tmp_path / "c.html").exists()
+    with pytest.raises(UserError):
+        render_comparison(pairs([runs["reference:random"]]))

@@ -1,0 +1,164 @@
+"""The HTML report without a browser: contents, secrets, escaping, size and the CLI."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import markupsafe
+import pytest
+import report_support as rs
+from click.testing import CliRunner
+
+from genderprobe.cli import main
+from genderprobe.errors import UserError
+from genderprobe.models import BACKENDS
+from genderprobe.report import render_report
+from genderprobe.results import load_results, write_json
+
+
+@pytest.fixture(scope="module")
+def levy(tmp_path_factory) -> Path:
+    return rs.levy_results(tmp_path_factory.mktemp("levy"), "reference:random", 200)
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory) -> Path:
+    return rs.gallery_document(tmp_path_factory.mktemp("gallery"))
+
+
+@pytest.fixture()
+def test_backend(monkeypatch):
+    """Register tests/report_support.py as the 'test' model backend."""
+    monkeypatch.setitem(BACKENDS, "test", ("report_support", "test models"))
+
+
+def render(path: Path) -> str:
+    return render_report([(load_results(path), path.name)])
+
+
+def test_report_holds_every_metric_mark_and_table_value(levy):
+    doc = load_results(levy)
+    page = render(levy)
+    for name, est in doc["metrics"].items():
+        row = re.search(rf'<tr data-metric="{name}">(.*?)</tr>', page, re.S).group(1)
+        assert f'data-value="{json.dumps(est["value"])}"' in row
+        assert f'data-ci-low="{json.dumps(est["ci_low"])}"' in row
+    for name, mark in doc["marks"].items():
+        assert f"{name} = " in page and f"mark {mark['mark']}, {html.escape(mark['meaning'])}" in page
+    for table in doc["tables"]:
+        assert f"<caption>{html.escape(table['title'])}</caption>" in page
+        for row in table["rows"]:
+            assert f'data-value="{json.dumps(row[1]["value"])}"' in page
+    assert page.count('<figure class="chart"') == len(doc["charts"])
+
+
+def test_report_has_no_way_to_load_or_run_anything(gallery, levy):
+    for path in (gallery, levy):
+        page = render(path)
+        assert "<script" not in page.lower()
+        assert "Content-Security-Policy" in page and "default-src 'none'" in page
+        assert not re.search(r"\b(src|href|action|formaction|data)\s*=\s*\"(?!#)", page.replace("data-", "x-"))
+        assert "@import" not in page and "url(" not in page
+
+
+def test_report_keeps_secrets_out(gallery):
+    page = render(gallery)
+    assert "sk-should-never-show" not in page
+    assert "(redacted)" in page
+
+
+def test_gallery_report_draws_every_known_chart_and_flags_the_unknown(gallery):
+    doc = load_results(gallery)
+    page = render(gallery)
+    known = [c for c in doc["charts"] if c["type"] != "sankey"]
+    assert len(re.findall(r"<svg\b", page)) >= len(known)
+    assert "“sankey”, which this version of genderprobe cannot draw" in page
+    assert "中文" in page and "한국어" in page and "看護師" in page
+    assert "Breakdown by language" in page  # a breakdown no chart draws gets its own forest plot
+
+
+def test_payload_answers_are_escaped_in_the_html(tmp_path, test_backend):
+    path = rs.levy_with_model(tmp_path, "test:hostile", 30)
+    doc = load_results(path)
+    answers = {s["answer"] for samples in doc["evidence"].values() for s in samples}
+    assert set(rs.PAYLOADS) <= answers  # the payloads really went through the harness
+    page = render(path)
+    for payload in rs.PAYLOADS:
+        assert payload not in page
+        assert str(markupsafe.escape(payload)) in page  # shown, as text
+    assert "<script" not in page.lower() and "<iframe" not in page.lower()
+    assert not re.search(r"<[^>]*\son\w+\s*=", page)  # no tag carries an event handler
+
+
+@pytest.mark.parametrize("model", ["reference:random", "test:undecided"])
+def test_a_3000_item_report_stays_under_5_mb(tmp_path, model, test_backend):
+    path = rs.levy_with_model(tmp_path, model, 3000)
+    page = render(path)
+    size = len(page.encode("utf-8"))
+    print(f"{model}: 3,000-item report is {size / 1e6:.2f} MB")
+    assert size < 5_000_000
+    if model == "test:undecided":  # every undetected answer the probe kept is shown
+        assert page.count('<pre class="answer">') == len(load_results(path)["evidence"]["undetected"]) == 1000
+        assert "the run had 6,000; the probe keeps the first 1,000" in page
+
+
+# -- the command line -----------------------------------------------------------
+
+
+def run_cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_report_command_writes_one_file(levy, tmp_path):
+    out = tmp_path / "r.html"
+    result = run_cli("report", str(levy), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "Wrote" in result.output
+
+
+def test_report_command_defaults_beside_the_results_and_takes_run_folders(levy, gallery, tmp_path):
+    result = run_cli("report", str(levy.parent))
+    assert result.exit_code == 0, result.output
+    assert (levy.parent / "report.html").exists()
+    out = tmp_path / "both.html"
+    assert run_cli("report", str(levy), str(gallery), "-o", str(out)).exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('<section class="run"') == 2 and 'href="#run-2"' in page
+
+
+def test_report_command_refuses_bad_input_in_one_sentence(tmp_path, levy):
+    out = tmp_path / "r.html"
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{not json", encoding="utf-8")
+    not_results = tmp_path / "other.json"
+    not_results.write_text('{"hello": 1}', encoding="utf-8")
+    broken_chart = tmp_path / "broken.json"
+    doc = load_results(levy)
+    doc["charts"] = [{"type": "forest", "id": "oops", "title": "t", "rows": 3}]
+    write_json(broken_chart, doc)
+    wrong_shape = tmp_path / "shape.json"
+    doc = load_results(levy)
+    doc["tables"] = {"a": 1}
+    write_json(wrong_shape, doc)
+    for args in ([str(tmp_path / "missing.json")], [str(bad_json)], [str(not_results)], [str(broken_chart)],
+                 [str(wrong_shape)]):
+        result = run_cli("report", *args, "-o", str(out))
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in result.output
+        assert not out.exists()
+    assert "Chart 'oops'" in run_cli("report", str(broken_chart), "-o", str(out)).output
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    result = run_cli("report", str(levy), "-o", str(folder))
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert list(tmp_path.glob(".r.html.*")) == []  # no temporary left behind
+
+
+def test_render_report_needs_a_document():
+    with pytest.raises(UserError):
+        render_report([])

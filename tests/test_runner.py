@@ -1,0 +1,237 @@
+"""The runner against a real local HTTP server: faults, retries, fatal errors, limits, the store."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import time
+
+import pytest
+
+from genderprobe.errors import FatalModelError, UserError
+from genderprobe.models import ModelOptions, Request, get_model
+from genderprobe.runner import AdaptiveLimit, Pacer, Runner, TooManyErrors
+from genderprobe.store import Store
+from genderprobe.testing import OpenAITestServer
+from genderprobe.testing.background import quiet_aiohttp_logs
+
+quiet_aiohttp_logs()
+
+KEY = "sk-test-runner-0123456789"
+
+
+def prompts(n: int, tag: str = "") -> list[Request]:
+    names = [("Adam", "Emma"), ("Emma", "Adam"), ("Brian", "Olivia"), ("Olivia", "Brian")]
+    out = []
+    for i in range(n):
+        a, b = names[i % len(names)]
+        text = f"Case {tag}{i}: who is right, (a) {a} or (b) {b}? Answer with (a) or (b)."
+        out.append(Request.user(text, options=("(a)", "(b)")))
+    return out
+
+
+def model_for(server: OpenAITestServer, timeout: float = 5.0, key: str = KEY):
+    return get_model("openai:test", ModelOptions(base_url=server.base_url, api_key=key, timeout=timeout))
+
+
+def fast_runner(model, store, **kw) -> Runner:
+    settings = dict(concurrency=16, backoff_base=0.01, backoff_max=0.05, cooldown=0.05, flush_interval=0.05)
+    settings.update(kw)
+    return Runner(model, store, **settings)
+
+
+def stored_keys(path) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+def test_fault_mix_answers_every_prompt_once_and_never_asks_twice(tmp_path):
+    faults = {"429": 0.08, "500": 0.05, "503": 0.05, "drop": 0.04, "truncate": 0.03, "slow": 0.02, "malformed": 0.03}
+    requests = prompts(300)
+    with OpenAITestServer(api_key=KEY, faults=faults, retry_after=0.01, slow_seconds=1.0, seed=7) as server:
+        with Store(tmp_path / "s.sqlite3") as store:
+            runner = fast_runner(model_for(server, timeout=0.3), store, max_retries=10)
+            try:
+                first = runner(requests)
+            finally:
+                runner.close()
+            assert all(r.ok for r in first)
+            assert runner.stats.errors == 0
+            assert sum(server.faults.injected.values()) > 30  # the mix really happened
+            # Bounded retries: every request the server saw beyond one per prompt was a retry.
+            assert server.total_requests == 300 + runner.stats.retries
+            assert max(server.requests.values()) <= 1 + runner.max_retries
+            assert len(server.requests) == 300
+            assert stored_keys(tmp_path / "s.sqlite3") == 300
+
+            server.reset_counts()
+            again = fast_runner(model_for(server), store)
+            try:
+                second = again(requests)
+            finally:
+                again.close()
+            assert server.total_requests == 0
+            assert again.stats.cached == 300 and again.stats.sent == 0
+            assert [r.text for r in second] == [r.text for r in first]
+            assert all(r.cached for r in second)
+
+
+def test_answers_follow_the_server_bias_in_request_order(tmp_path):
+    with OpenAITestServer(p_man=1.0) as server:
+        runner = fast_runner(model_for(server), None)
+        try:
+            answers = runner(prompts(8))
+        finally:
+            runner.close()
+    # Men are option (a) in prompts 0, 2, 4, 6 and option (b) in the others.
+    assert [r.text for r in answers] == ["(a)", "(b)"] * 4
+    assert runner.stats.prompt_tokens > 0 and runner.stats.completion_tokens == 8
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ({"api_key": "sk-other"}, "rejected the key"),
+        ({"model": "other-model"}, "does not know model openai:test"),
+        ({"always": "400"}, "refused the request"),
+        ({"always": "403"}, "rejected the key"),
+    ],
+)
+def test_fatal_errors_stop_the_run_at_once_with_one_sentence(tmp_path, setup, message):
+    always = setup.pop("always", None)
+    with OpenAITestServer(latency=0.01, **setup) as server:
+        if always:
+            server.faults.always(always)
+        with Store(tmp_path / "s.sqlite3") as store:
+            runner = fast_runner(model_for(server), store, concurrency=8)
+            with pytest.raises(FatalModelError) as info:
+                runner(prompts(2000))
+            runner.close()
+        assert server.total_requests <= 8  # stopped before thousands of failing calls
+    text = str(info.value)
+    assert message in text and "\n" not in text and KEY not in text
+    assert isinstance(info.value, UserError)
+
+
+def test_unreachable_server_is_reported_quickly(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = get_model("openai:test", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY))
+    runner = fast_runner(model, None, max_retries=2)
+    started = time.monotonic()
+    with pytest.raises(FatalModelError, match="cannot connect to http://127.0.0.1"):
+        runner(prompts(500))
+    runner.close()
+    assert time.monotonic() - started < 5
+
+
+def test_too_many_errors_fail_the_run_early_and_keep_the_answers(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with OpenAITestServer(faults={"500": 0.5}, seed=3, latency=0.005) as server:
+        with Store(path) as store:
+            runner = fast_runner(model_for(server), store, concurrency=4, max_retries=0, max_error_rate=0.03)
+            with pytest.raises(TooManyErrors) as info:
+                runner(prompts(400))
+            runner.close()
+            # 3% of 400 is 12 errors: it stopped soon after the 13th, not after 400 requests.
+            assert runner.stats.errors == 13
+            assert server.total_requests < 100
+            answered = stored_keys(path)
+            assert answered == runner.stats.answered > 0
+            with sqlite3.connect(path) as db:
+                assert db.execute("SELECT COUNT(*), MIN(kind) FROM errors").fetchone() == (13, "server")
+    text = str(info.value)
+    assert "--max-error-rate" in text and "kept in the store" in text and "HTTP 500" in text
+
+
+def test_errors_under_the_limit_are_recorded_and_asked_again_on_rerun(tmp_path):
+    requests = prompts(100)
+    with OpenAITestServer(faults={"500": 0.2}, seed=1) as server:
+        with Store(tmp_path / "s.sqlite3") as store:
+            runner = fast_runner(model_for(server), store, max_retries=0, max_error_rate=0.5)
+            first = runner(requests)
+            runner.close()
+            failed = [i for i, r in enumerate(first) if not r.ok]
+            assert len(failed) == runner.stats.errors > 5
+            assert first[failed[0]].error_kind == "server"
+            server.faults.clear()
+            server.reset_counts()
+            rerun = fast_runner(model_for(server), store)
+            second = rerun(requests)
+            rerun.close()
+            assert server.total_requests == len(failed)
+            assert set(server.requests) == {requests[i].prompt for i in failed}
+            assert all(r.ok for r in second)
+
+
+def test_retry_after_is_honoured(tmp_path):
+    with OpenAITestServer(retry_after=0.4) as server:
+        server.faults.push("429")
+        runner = fast_runner(model_for(server), None, concurrency=1)
+        started = time.monotonic()
+        (answer,) = runner(prompts(1))
+        elapsed = time.monotonic() - started
+        runner.close()
+    assert answer.ok and runner.stats.retries == 1 and runner.stats.throttled == 1
+    assert elapsed >= 0.4
+
+
+def test_concurrency_backs_off_while_throttled_and_recovers(tmp_path):
+    with OpenAITestServer(latency=0.005, retry_after=0.01) as server:
+        server.faults.push(*["429"] * 24)
+        # No cooldown: every 429 cuts, so the outcome does not depend on timing.
+        runner = fast_runner(model_for(server), None, concurrency=16, cooldown=0.0)
+        answers = runner(prompts(600))
+        runner.close()
+    assert all(r.ok for r in answers)
+    assert runner.limit.lowest == 1  # cut down to one request at a time while throttled
+    assert runner.limit.limit == 16  # and back to full speed after
+
+
+def test_rpm_limit_paces_requests(tmp_path):
+    with OpenAITestServer() as server:
+        runner = fast_runner(model_for(server), None, concurrency=8, rpm=1200)  # 20 per second
+        started = time.monotonic()
+        runner(prompts(40))
+        elapsed = time.monotonic() - started
+        runner.close()
+    # One second's worth may go at once; the other 20 need about a second.
+    assert 0.9 <= elapsed < 3.0
+
+
+def test_pacer_charges_actual_tokens_and_allows_debt():
+    now = [0.0]
+    pacer = Pacer(600, clock=lambda: now[0])  # 10 per second, holds 10
+    assert pacer.delay(5) == 0
+    pacer.level -= 5
+    pacer.settle(+20)  # the request used 20 more than estimated: 15 in debt
+    assert pacer.level == pytest.approx(-15)
+    assert pacer.delay(5) == pytest.approx(2.0)
+    now[0] = 2.0
+    assert pacer.delay(5) == 0
+    # A cost above one second's worth waits for a full bucket, then leaves debt.
+    assert pacer.delay(50) == pytest.approx(0.5)
+
+
+def test_adaptive_limit_halves_once_per_cooldown_and_grows_by_one():
+    now = [0.0]
+    limit = AdaptiveLimit(16, cooldown=1.0, clock=lambda: now[0])
+    limit.throttled()
+    limit.throttled()  # same congestion event
+    assert limit.limit == 8
+    now[0] = 1.5
+    limit.throttled()
+    assert limit.limit == 4
+    for _ in range(4):
+        limit.succeeded()
+    assert limit.limit == 5
+    assert limit.lowest == 4
+
+
+def test_bad_runner_settings_are_refused():
+    with OpenAITestServer() as server:
+        with pytest.raises(UserError, match="max-error-rate"):
+            Runner(model_for(server), None, max_error_rate=1.5)
+        with pytest.raises(UserError, match="per-minute"):
+            Runner(model_for(server), None, rpm=-1)
