@@ -67,7 +67,7 @@ class KillOneWorker:
     def expect(self, n: int) -> None:
         pass
 
-    def advance(self, n: int, *, cached: int = 0, errors: int = 0) -> None:
+    def advance(self, n: int, **counts: int) -> None:
         self.seen += n
         if self.killed is None and self.seen >= self.after:
             pids = worker_pids()
