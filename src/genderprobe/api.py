@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.errors import UserError
+from genderprobe.executors import open_model
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.probes import get_probe
@@ -40,6 +41,9 @@ class RunConfig:
     tpm: float | None = None
     max_retries: int = 6
     max_error_rate: float | None = 0.03
+    executor: str = "local"  # or "ray": see genderprobe.executors
+    ray_address: str | None = None
+    ray_workers: int | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
     out_dir: Path | None = None
@@ -76,7 +80,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.score_options and not probe.supports_option_scoring:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
     generation = _generation(probe.default_generation, config)
-    model = get_model(config.model, config.model_options)
+    model, concurrency = open_model(
+        config.model, config.model_options, executor=config.executor, concurrency=config.concurrency,
+        ray_address=config.ray_address, ray_workers=config.ray_workers,
+    )
     if config.score_options and not model.supports_option_scoring:
         raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
     judge_model = get_model(config.judge, config.judge_options or config.model_options) if config.judge else None
@@ -86,14 +93,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         cache_dir = config.cache_dir or default_cache_dir()
         store = Store(Path(cache_dir) / "responses.sqlite3")
     engine = {
-        "concurrency": config.concurrency,
+        "concurrency": concurrency,
         "rpm": config.rpm,
         "tpm": config.tpm,
         "max_retries": config.max_retries,
         "max_error_rate": config.max_error_rate,
     }
     runner = Runner(model, store, progress=config.progress, **engine)
-    judge_runner = Runner(judge_model, store, **engine) if judge_model else None
+    judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency}) if judge_model else None
 
     records_path = results_path = None
     sink: Any

@@ -1,0 +1,142 @@
+"""``vllm:PATH``: local weights with vLLM's offline engine, on a GPU.
+
+Prefix caching is on: every RelationshipLevy prompt shares its template and
+scenario text, so most of each prompt's KV cache is computed once. The
+contract is the hf backend's: the same prompt tokens (chat template when the
+model has one), generation with the run's parameters and a per-request seed,
+and exact option scoring from the prompt log-probabilities of prompt + option.
+
+Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
+``max_model_len``, ``max_new_tokens``, ``tensor_parallel_size``,
+``trust_remote_code``, ``enforce_eager``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from typing import Any
+
+from genderprobe.errors import UserError
+from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
+from genderprobe.models.local_prompts import (
+    is_greedy,
+    option_ids,
+    prompt_ids,
+    request_seed,
+    split_spec,
+)
+
+SETTINGS: dict[str, type] = {
+    "dtype": str,
+    "gpu_memory_utilization": float,
+    "max_model_len": int,
+    "max_new_tokens": int,
+    "tensor_parallel_size": int,
+    "trust_remote_code": bool,
+    "enforce_eager": bool,
+}
+DEFAULT_MAX_NEW_TOKENS = 128
+
+
+def refusal() -> str | None:
+    """Why vLLM cannot run here, in one sentence, or None when it can."""
+    if importlib.util.find_spec("vllm") is None:
+        return (
+            "The vllm backend needs the vllm package and an NVIDIA GPU; install it with "
+            "pip install 'genderprobe[vllm]' on a GPU machine, or use hf:PATH on this one."
+        )
+    import torch
+
+    if not torch.cuda.is_available():
+        return "The vllm backend needs an NVIDIA GPU and this machine has none; use hf:PATH to run these weights on the CPU."
+    return None
+
+
+class VLLMModel(SyncBatchModel):
+    supports_option_scoring = True
+
+    def __init__(self, name: str, settings: dict[str, Any]):
+        from vllm import LLM
+
+        self.spec = f"vllm:{name}"
+        self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
+        engine_args = {"gpu_memory_utilization": 0.85, **settings}
+        try:
+            self.llm = LLM(model=name, enable_prefix_caching=True, **engine_args)
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
+            raise UserError(f"Cannot load the vllm model '{name}': {first}.") from None
+        self.tokenizer = self.llm.get_tokenizer()
+        from genderprobe.models.hf import fingerprint
+
+        dtype = str(self.llm.llm_engine.model_config.dtype).removeprefix("torch.")
+        self._identity = f"vllm:{name}#{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
+        from vllm import SamplingParams
+
+        encoded = [prompt_ids(self.tokenizer, r) for r in requests]
+        prompts: list[dict[str, list[int]]] = []
+        params: list[Any] = []
+        owners: list[tuple[int, int, int]] = []  # (request, option or -1, option length)
+        responses: list[Response | None] = [None] * len(requests)
+        for i, r in enumerate(requests):
+            if r.score_options and not r.options:
+                responses[i] = Response.failure("bad_request", "Option scoring needs answer options.")
+            elif r.score_options:
+                for k, option in enumerate(r.options):
+                    tail = option_ids(self.tokenizer, option)
+                    prompts.append({"prompt_token_ids": encoded[i] + tail})
+                    # One token of output is the engine's minimum; the prompt's own
+                    # log-probabilities are what we read.
+                    params.append(SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1))
+                    owners.append((i, k, len(tail)))
+            else:
+                p = r.params
+                params.append(SamplingParams(
+                    max_tokens=p.max_tokens or self.max_new_tokens,
+                    temperature=0.0 if is_greedy(r) else float(p.temperature),
+                    top_p=p.top_p if p.top_p is not None else 1.0,
+                    seed=None if is_greedy(r) else request_seed(r) % (2**63),
+                ))
+                prompts.append({"prompt_token_ids": encoded[i]})
+                owners.append((i, -1, 0))
+        outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+        scores: dict[int, list[float]] = {}
+        for (i, k, n), out in zip(owners, outputs):
+            if k < 0:
+                gen = out.outputs[0]
+                responses[i] = Response(
+                    text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(gen.token_ids)
+                )
+                continue
+            token_ids = out.prompt_token_ids
+            total = 0.0
+            for pos in range(len(token_ids) - n, len(token_ids)):
+                total += out.prompt_logprobs[pos][token_ids[pos]].logprob
+            scores.setdefault(i, [0.0] * len(requests[i].options))[k] = total
+        for i, logprobs in scores.items():
+            best = max(range(len(logprobs)), key=logprobs.__getitem__)
+            responses[i] = Response(
+                text=requests[i].options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(encoded[i])
+            )
+        return responses  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self.llm = None  # type: ignore[assignment]
+
+
+def create(name: str, options: ModelOptions) -> VLLMModel:
+    path, settings = split_spec(name, SETTINGS)
+    reason = refusal()
+    if reason:
+        raise UserError(reason)
+    for key, value in options.extra.items():
+        if key in SETTINGS:
+            settings[key] = value
+    return VLLMModel(path, settings)

@@ -1,0 +1,182 @@
+"""--executor ray: a local Ray instance with 2 workers, against the tiny hf model
+and the local OpenAI-compatible test server. One Ray instance for the module."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("transformers")
+
+from genderprobe.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.errors import UserError  # noqa: E402
+from genderprobe.store import Store  # noqa: E402
+from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
+
+WORKERS = 2
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    # Ray's single-machine mode: every connection stays on 127.0.0.1.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> str:
+    return f"hf:{build_tiny_model(tmp_path_factory.mktemp('tiny'))}?threads=1"
+
+
+def workers_gone(timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while worker_pids():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def worker_pids() -> list[int]:
+    """Live Ray worker processes holding a genderprobe backend, found as an operator would."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.startswith(b"ray::BackendWorker"):
+                pids.append(int(entry.name))
+    return pids
+
+
+class KillOneWorker:
+    """A progress sink that SIGKILLs one Ray worker once `after` answers have arrived."""
+
+    def __init__(self, after: int):
+        self.after, self.seen, self.killed = after, 0, None
+
+    def expect(self, n: int) -> None:
+        pass
+
+    def advance(self, n: int, **counts: int) -> None:
+        self.seen += n
+        if self.killed is None and self.seen >= self.after:
+            pids = worker_pids()
+            assert len(pids) == WORKERS
+            self.killed = pids[0]
+            os.kill(self.killed, signal.SIGKILL)
+
+
+def run(spec: str, cache: Path | None, executor: str = "local", progress=None, **params):
+    config = RunConfig(model="", n_resamples=200, use_cache=cache is not None, cache_dir=cache,
+                       executor=executor, ray_workers=WORKERS if executor == "ray" else None,
+                       progress=progress, score_options=params.pop("score_options", False),
+                       generation=params.pop("generation", {}))
+    return run_probe("relationship-levy", spec, config=config, **params)
+
+
+def same_results(a, b, abs_tol=1e-6) -> None:
+    """Identical records and metrics; log-probabilities from differently padded batches
+    agree to float32 rounding."""
+    assert len(a.records) == len(b.records)
+    for x, y in zip(a.records, b.records):
+        assert {k: v for k, v in x.items() if k not in ("option_logprobs", "cached")} == {
+            k: v for k, v in y.items() if k not in ("option_logprobs", "cached")
+        }
+        if "option_logprobs" in x:
+            assert x["option_logprobs"] == pytest.approx(y["option_logprobs"], abs=1e-4)
+    for name, est in a.result.metrics.items():
+        other = b.result.metrics[name]
+        assert (est.value, est.ci_low, est.ci_high) == pytest.approx(
+            (other.value, other.ci_low, other.ci_high), abs=abs_tol
+        ), name
+    assert a.result.counts == b.result.counts
+
+
+def test_killed_hf_worker_is_replaced_and_results_equal_one_process(tiny, tmp_path):
+    """Option scoring on 2 workers, one SIGKILLed mid-run: the run finishes with every
+    answer stored once, equals a single-process run, and a local rerun asks nothing."""
+    cache = tmp_path / "c"
+    killer = KillOneWorker(after=40)
+    spread = run(tiny, cache, "ray", progress=killer, sample_k=150, score_options=True)
+    assert killer.killed is not None and killer.killed not in worker_pids()
+    assert workers_gone()  # the run closed its workers, the replacement too
+    assert spread.result.counts["errors"] == 0 and spread.document["run"]["sent"] == 300
+    with Store(cache / "responses.sqlite3") as store:
+        info = store.info()
+    assert info["responses"] == 300 and info["errors"] == 0
+    assert "prob_diff_success_rate" in spread.result.metrics
+    local = run(tiny, cache, sample_k=150, score_options=True)
+    assert local.document["run"]["sent"] == 0 and local.document["run"]["cached"] == 300
+    same_results(spread, run(tiny, None, sample_k=150, score_options=True))
+
+
+def test_hf_sampled_generation_on_two_workers_equals_one_process(tiny):
+    gen = {"max_tokens": 3, "temperature": 1.0, "seed": 11}
+    spread = run(tiny, None, "ray", sample_k=40, generation=gen)
+    same_results(spread, run(tiny, None, sample_k=40, generation=gen), abs_tol=0)
+
+
+def test_a_bad_model_on_the_workers_is_one_sentence():
+    with pytest.raises(UserError, match="does not exist"):
+        run("hf:/no/such/model", None, "ray", sample_k=2)
+    assert workers_gone()
+
+
+# -- API clients on Ray workers, against the local OpenAI-compatible server ------------
+
+PER_WORKER = 6
+
+
+def api_run(server, cache: Path | None, executor: str = "local", progress=None, **params):
+    from genderprobe.models.base import ModelOptions
+
+    config = RunConfig(model="", n_resamples=200, use_cache=cache is not None, cache_dir=cache,
+                       executor=executor, ray_workers=WORKERS if executor == "ray" else None,
+                       concurrency=PER_WORKER, progress=progress,
+                       model_options=ModelOptions(base_url=server.base_url, api_key="sk-ray-test"),
+                       score_options=params.pop("score_options", False))
+    return run_probe("relationship-levy", "openai:test", config=config, **params)
+
+
+def test_api_workers_killed_mid_run_lose_nothing_and_ask_again_only_what_was_in_flight(tmp_path):
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(p_man=0.7, latency=0.05) as server:
+        local = api_run(server, None, sample_k=60)
+        server.requests.clear()
+        killer = KillOneWorker(after=30)
+        spread = api_run(server, tmp_path / "c", "ray", progress=killer, sample_k=60)
+        assert killer.killed is not None
+        asked = dict(server.requests)
+        # Every prompt reached the server; only requests in flight on the killed
+        # worker (at most its concurrency) were asked a second time.
+        assert len(asked) == 120
+        assert sum(asked.values()) - 120 <= PER_WORKER and max(asked.values()) <= 2
+        with Store(tmp_path / "c" / "responses.sqlite3") as store:
+            assert store.info()["responses"] == 120
+        same_results(spread, local, abs_tol=0)
+        server.requests.clear()
+        again = api_run(server, tmp_path / "c", "ray", sample_k=60)
+        assert again.document["run"]["sent"] == 0 and sum(server.requests.values()) == 0
+    assert workers_gone()
+
+
+def test_api_option_scoring_on_ray_equals_one_process():
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(p_man=0.8) as server:
+        spread = api_run(server, None, "ray", sample_k=40, score_options=True)
+        local = api_run(server, None, sample_k=40, score_options=True)
+    same_results(spread, local, abs_tol=0)
+    assert spread.result.counts["undetected"] == 0
+    assert spread.result.metrics["prob_male_success_rate"].value > 0.6

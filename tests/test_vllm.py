@@ -1,0 +1,55 @@
+"""vllm: refuses in one sentence where it cannot run; on a GPU, agrees with hf."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from genderprobe.cli import main
+from genderprobe.errors import UserError
+from genderprobe.models import get_model
+from genderprobe.models.base import GenerationParams, Request
+from genderprobe.models.vllm_engine import refusal
+
+pytest.importorskip("torch")
+CANNOT_RUN = refusal()
+
+
+@pytest.mark.skipif(CANNOT_RUN is None, reason="vLLM and a GPU are present")
+def test_refuses_in_one_sentence_without_gpu_or_package(tmp_path):
+    with pytest.raises(UserError) as err:
+        get_model(f"vllm:{tmp_path}")
+    message = str(err.value)
+    assert message == CANNOT_RUN
+    assert "GPU" in message and "hf:PATH" in message
+    assert message.endswith(".") and message.count(". ") == 0 and "\n" not in message
+
+
+@pytest.mark.skipif(CANNOT_RUN is None, reason="vLLM and a GPU are present")
+def test_cli_refusal_is_one_line_and_exit_2(tmp_path):
+    result = CliRunner().invoke(main, ["run", "relationship-levy", "-m", f"vllm:{tmp_path}", "--sample-k", "2"])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"Error: {CANNOT_RUN}"
+
+
+def test_unknown_setting_is_refused_before_anything_loads(tmp_path):
+    with pytest.raises(UserError, match="Unknown model setting 'speed'"):
+        get_model(f"vllm:{tmp_path}?speed=fast")
+
+
+@pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
+def test_on_a_gpu_vllm_scores_and_generates_like_hf(tmp_path):
+    from genderprobe.testing.tiny_models import build_tiny_model
+
+    path = build_tiny_model(tmp_path / "m")
+    prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary? Answer with (a) or (b)." for i in range(16)]
+    scoring = [Request.user(p, options=("(a)", "(b)"), score_options=True) for p in prompts]
+    vllm = get_model(f"vllm:{path}?dtype=float32&gpu_memory_utilization=0.3&enforce_eager=1")
+    hf = get_model(f"hf:{path}?dtype=float32&device=cuda")
+    for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
+        assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=2e-2)
+    greedy = [Request.user(p, params=GenerationParams(max_tokens=6)) for p in prompts]
+    same = sum(v.text == h.text for v, h in zip(vllm.generate_batch(greedy), hf.generate_batch(greedy)))
+    assert same >= 12  # float32 kernels differ; near-ties may flip a token
+    sampled = [Request.user(p, params=GenerationParams(max_tokens=6, temperature=1.0, seed=3)) for p in prompts]
+    assert [r.text for r in vllm.generate_batch(sampled)] == [r.text for r in vllm.generate_batch(sampled[::-1])][::-1]
