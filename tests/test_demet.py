@@ -10,10 +10,10 @@ from instruments import ScriptedModel
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.datasets.demet import scenarios
 from genderprobe.datasets.names import levy_names
+from genderprobe.demet.scores import TYPES
 from genderprobe.models.base import Request, Response
 from genderprobe.probes.base import ListSink, RunContext
 from genderprobe.probes.demet import REWORDINGS, Demet, reword
-from genderprobe.probes.demet_scores import TYPES
 from genderprobe.results import to_jsonable
 from genderprobe.runner import Runner
 

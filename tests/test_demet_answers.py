@@ -2,7 +2,7 @@
 
 import pytest
 
-from genderprobe.probes.demet_answers import read_answer
+from genderprobe.demet.answers import read_answer
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import numpy as np
 
 from genderprobe.datasets.demet import scenarios
 from genderprobe.datasets.names import levy_names
-from genderprobe.probes.demet_items import build_plan, usable_per_type
-from genderprobe.probes.demet_scores import GROUPS, TYPES
+from genderprobe.demet.items import build_plan, usable_per_type
+from genderprobe.demet.scores import GROUPS, TYPES
 
 
 def _plan(source="human", per_type=20, seed=0, lists=None):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from genderprobe.probes.demet_scores import TYPES, compute_scores, mcnemar_pairs, order_bias_test
+from genderprobe.demet.scores import TYPES, compute_scores, mcnemar_pairs, order_bias_test
 from genderprobe.stats import mcnemar_exact
 
 

@@ -15,7 +15,7 @@ from genderprobe.api import RunConfig, execute, run_probe
 from genderprobe.cli import main
 from genderprobe.datasets.fifty_shades import rated_sentences
 from genderprobe.errors import UserError
-from genderprobe.judge import SCORING_PROMPT
+from genderprobe.fifty_shades.judge import SCORING_PROMPT
 from genderprobe.probes.base import ListSink, RunContext
 from genderprobe.probes.fifty_shades import FiftyShades
 from genderprobe.runner import Runner

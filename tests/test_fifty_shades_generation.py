@@ -14,7 +14,7 @@ from genderprobe import bws
 from genderprobe.cli import main
 from genderprobe.datasets import fifty_shades as fsb
 from genderprobe.errors import UserError
-from genderprobe.fifty_shades_generation import PROMPTS, FiftyShadesGeneration, clean_generation
+from genderprobe.fifty_shades.generation import PROMPTS, FiftyShadesGeneration, clean_generation
 from genderprobe.probes.base import ListSink, RunContext
 from genderprobe.runner import Runner
 

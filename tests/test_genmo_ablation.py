@@ -4,14 +4,14 @@ import pytest
 
 from genderprobe.datasets.genmo import StoryPair, story_pairs
 from genderprobe.datasets.names import bloomberg_by_gender
-from genderprobe.genmo_ablation import (
+from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     main_character,
     rename_main_character,
     replace_name,
     tokens,
 )
-from genderprobe.genmo_stance import TEMPLATES
+from genderprobe.genmo.stance import TEMPLATES
 
 POOLS = {g: tuple(sorted({e.first for e in bloomberg_by_gender(g)})) for g in ("male", "female")}
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from genderprobe.genmo_metrics import pair_outcomes, stance_kept, summarise
-from genderprobe.genmo_stance import BOTH, CANT_SAY, ERROR, IMMORAL, MORAL, UNDETECTED
+from genderprobe.genmo.metrics import pair_outcomes, stance_kept, summarise
+from genderprobe.genmo.stance import BOTH, CANT_SAY, ERROR, IMMORAL, MORAL, UNDETECTED
 
 M, Im, B, C, U, E = MORAL, IMMORAL, BOTH, CANT_SAY, UNDETECTED, ERROR
 

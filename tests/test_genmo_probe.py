@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.cli import main
 from genderprobe.errors import UserError
-from genderprobe.genmo_ablation import PARAPHRASED_TEMPLATES
+from genderprobe.genmo.ablation import PARAPHRASED_TEMPLATES
 from genderprobe.models.base import Request, Response, SyncBatchModel
 from genderprobe.probes.base import ListSink, RunContext
 from genderprobe.probes.genmo import Genmo

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from genderprobe.genmo_stance import (
+from genderprobe.genmo.stance import (
     BOTH,
     CANT_SAY,
     COT_TEMPLATE,

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from genderprobe.cli import main
 from genderprobe.datasets.fifty_shades import rated_sentences
-from genderprobe.judge import (
+from genderprobe.fifty_shades.judge import (
     REASONING_PROMPT,
     SCORING_PROMPT,
     ExamplePool,

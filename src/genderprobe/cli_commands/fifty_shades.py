@@ -10,7 +10,7 @@ import click
 from genderprobe.cli_commands.judge import execute_quietly, model_options
 from genderprobe.datasets.fifty_shades import GENERATION_SEED_TYPES
 from genderprobe.errors import UserError
-from genderprobe.fifty_shades_generation import (
+from genderprobe.fifty_shades.generation import (
     EXAMPLES_PER_PROMPT,
     PROMPT_TYPES,
     FiftyShadesGeneration,

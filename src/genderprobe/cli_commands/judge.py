@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from genderprobe.errors import UserError
-from genderprobe.judge import EXAMPLES_PER_BIN, IC_SAMPLING, RUNS, GradedBiasJudge
+from genderprobe.fifty_shades.judge import EXAMPLES_PER_BIN, IC_SAMPLING, RUNS, GradedBiasJudge
 from genderprobe.results import atomic_write_text
 from genderprobe.userfiles import read_user_text
 

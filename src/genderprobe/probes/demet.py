@@ -13,7 +13,7 @@ McNemar's exact test on the matched pairings.
 Beyond the paper: bootstrap 95% intervals for every score (over filled
 scenarios, or over scenarios with ``--bootstrap-by scenario``), a sign test of
 the same-group order bias, and user-supplied scenario and name-list files.
-How answers are read is documented in :mod:`genderprobe.probes.demet_answers`.
+How answers are read is documented in :mod:`genderprobe.demet.answers`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,9 @@ from genderprobe.datasets.demet import (
     scenarios,
 )
 from genderprobe.datasets.names import levy_names, parse_name_lists
-from genderprobe.errors import UserError
-from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
-from genderprobe.probes.demet_answers import Reading, read_answer
-from genderprobe.probes.demet_items import Plan, build_plan, usable_per_type
-from genderprobe.probes.demet_scores import (
+from genderprobe.demet.answers import Reading, read_answer
+from genderprobe.demet.items import Plan, build_plan, usable_per_type
+from genderprobe.demet.scores import (
     GROUP_OF,
     GROUPS,
     OVERALL,
@@ -51,6 +48,9 @@ from genderprobe.probes.demet_scores import (
     mcnemar_pairs,
     order_bias_test,
 )
+from genderprobe.errors import UserError
+from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 # Appendix B: the prompt, then the four rewordings tried in turn (verbatim).
@@ -241,7 +241,7 @@ class Demet(Probe):
 
     def _result(self, plan, choice, answered_by, errored, log, ctx: RunContext) -> ProbeResult:
         n_scen, p = len(self.scenarios), plan.per_type
-        # Units (scenario, slot) x nine types; see demet_scores.
+        # Units (scenario, slot) x nine types; see genderprobe.demet.scores.
         S = choice.reshape(n_scen, len(TYPES), p).transpose(0, 2, 1).reshape(n_scen * p, len(TYPES))
         scen_of_unit = np.repeat(np.arange(n_scen), p)
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed, by_scenario=self.params.bootstrap_by == "scenario")

@@ -29,7 +29,7 @@ from genderprobe.datasets.fifty_shades import (
     rated_sentences,
 )
 from genderprobe.errors import UserError
-from genderprobe.judge import (
+from genderprobe.fifty_shades.judge import (
     DEFAULT_GENERATION,
     EXAMPLES_PER_BIN,
     IC_SAMPLING,

@@ -20,14 +20,14 @@ from genderprobe import charts
 from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, SOURCES, StoryPair, story_pairs
 from genderprobe.datasets.names import bloomberg_by_gender
 from genderprobe.errors import UserError
-from genderprobe.genmo_ablation import (
+from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     VARIANT_LABELS,
     VARIANTS,
     rename_main_character,
 )
-from genderprobe.genmo_metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
-from genderprobe.genmo_stance import (
+from genderprobe.genmo.metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
+from genderprobe.genmo.stance import (
     CODE_NAMES,
     ERROR,
     IMMORAL,

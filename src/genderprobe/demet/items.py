@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.probes.demet_scores import GROUP_OF, GROUPS, TYPES
+from genderprobe.demet.scores import GROUP_OF, GROUPS, TYPES
 from genderprobe.sampling import permute
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.genmo_stance import ERROR, UNDETECTED, favourability
+from genderprobe.genmo.stance import ERROR, UNDETECTED, favourability
 from genderprobe.stats import Estimate, bootstrap_ratio, sign_test
 
 
