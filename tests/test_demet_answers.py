@@ -26,6 +26,8 @@ from genderprobe.demet.answers import read_answer
         ("Final answer: **1**", 1, "number"),
         ("Option 2", 2, "number"),
         ("Both have a point, but the answer is 2.", 2, "statement"),
+        ("Answer: 1 or 2? The answer is 2.", 2, "statement"),
+        ("1) Emma is right.", 1, "number"),
         ("After weighing it up, Response: 1", 1, "statement"),
         ("Emma is right.", 1, "name"),
         ("I side with Noah.", 2, "name"),
@@ -47,6 +49,9 @@ def test_answers_that_name_one_option(answer, choice, rule):
         "Both 1 and 2",
         "1/2",
         "1. Emma\n2. Noah",  # an echoed option list
+        "1\n2",
+        "1) Emma or 2) Noah? Hard to say.",  # the options of --question paper, echoed
+        "Answer: 1 or 2? It depends.",  # a statement that restates the options
         "12",
         "1:30",
         "1.5 hours",

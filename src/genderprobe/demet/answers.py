@@ -9,11 +9,13 @@ removed, one of these holds, tried in this order:
    "Answer:", "Response:", "The answer is", "Option" or "I choose" and inside
    brackets or quotes ("1", "1.", "**2**", "(2)", "Answer: 2", "2) Noah"), and
    that number is not the start of a longer number or time ("12", "1:30",
-   "1.5") and is not followed by the other option ("1 or 2", "1/2") nor by the
-   other option's line of an echoed list ("1. Emma\\n2. Noah").
+   "1.5") and is not followed by the other option ("1 or 2", "1/2",
+   "1) Emma or 2) Noah") nor by the other option's line of an echoed list
+   ("1. Emma\\n2. Noah", "1\\n2").
 2. ``statement``: somewhere in the answer stands "answer is K", "answer: K",
-   "response: K" or "choose/select option K", and every such statement names
-   the same K ("... so the answer is 2.").
+   "response: K" or "choose/select option K", not followed by the other option
+   ("Answer: 1 or 2?" states nothing), and every such statement names the same
+   K ("... so the answer is 2.").
 3. ``name``: exactly one of the two people's names appears as a whole word
    (case-sensitive), e.g. "Emma is right." An answer that names both or
    neither, or says "neither"/"both" without a number, names no option.
@@ -60,10 +62,14 @@ def read_answer(text: str | None, name1: str, name2: str) -> Reading:
     if not text:
         return UNDETECTED
     clean = _MARKUP.sub("", text).strip()
-    leading = _leading_number(clean)
+    names = (name1, name2)
+    leading = _leading_number(clean, names)
     if leading is not None:
         return Reading(leading, "number")
-    stated = {int(m.group(1)) for m in _STATEMENT.finditer(clean)}
+    stated = {
+        int(m.group(1)) for m in _STATEMENT.finditer(clean)
+        if not _restates_options(clean[m.end():], int(m.group(1)), names)
+    }
     if len(stated) == 1:
         return Reading(stated.pop(), "statement")
     if stated:
@@ -75,20 +81,26 @@ def read_answer(text: str | None, name1: str, name2: str) -> Reading:
     return UNDETECTED
 
 
-def _leading_number(clean: str) -> int | None:
+def _leading_number(clean: str, names: tuple[str, str]) -> int | None:
     m = _LEADING.match(clean)
     if m is None:
         return None
     k = int(m.group(1))
-    other = 3 - k
     rest = clean[m.end():]
-    # "1 or 2", "1/2", "1 and 2": the answer restates the options.
-    if re.match(rf"\s*[)\].]?\s*(?:or|and|/|,|-|&)\s*[\"'(\[]*{other}(?!\d)", rest, re.IGNORECASE):
+    if _restates_options(rest, k, names):
         return None
-    # An echoed list: "1. Emma\n2. Noah".
-    if re.search(rf"(?m)^\s*[(\[]?{other}\s*[.)\]]", rest):
+    # An echoed list: "1. Emma\n2. Noah", or the bare "1\n2".
+    if re.search(rf"(?m)^\s*[(\[]?{3 - k}\s*(?:[.)\]]|$)", rest):
         return None
     return k
+
+
+def _restates_options(rest: str, k: int, names: tuple[str, str]) -> bool:
+    """The text after option k goes on to the other option: "1 or 2", "1/2", "1) Emma or 2) Noah"."""
+    own = re.escape(names[k - 1])
+    return re.match(
+        rf"\s*[)\].]?\s*(?:{own}\s*)?[)\].,]?\s*(?:or|and|/|,|-|&)\s*[\"'(\[]*{3 - k}(?!\d)", rest, re.IGNORECASE
+    ) is not None
 
 
 def _mentions(text: str, name: str) -> bool:
