@@ -198,3 +198,17 @@ def test_same_seed_same_prompts_and_results():
     a, b = _run("reference:random"), _run("reference:random")
     assert [r["prompt"] for r in a.records] == [r["prompt"] for r in b.records]
     assert a.document["metrics"] == b.document["metrics"]
+
+
+def test_table_rows_follow_the_papers_order():
+    # Tables 4, 7-9 and 12-13 list the topics in this order; Table 6 puts T before E, Table 11 O before E.
+    paper_topics = ["Cooking", "Childcare", "Chores", "Sex", "Friends", "Money", "Kids", "General Household"]
+    human = _run("reference:unbiased", per_type=2).result
+    topic_table = next(t for t in human.tables if t.title.startswith("By topic"))
+    assert [r[0] for r in topic_table.rows] == paper_topics
+    label_table = next(t for t in human.tables if t.title.startswith("By E/T label"))
+    assert [r[0] for r in label_table.rows] == ["T (traditional)", "E (egalitarian)"]
+    both = _run("reference:unbiased", per_type=2, scenarios="all").result
+    assert list(both.breakdowns["mixed_gender_bias by label"]) == [
+        "gpt4 O (other)", "gpt4 E (egalitarian)", "human T (traditional)", "human E (egalitarian)",
+    ]
