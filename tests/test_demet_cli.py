@@ -55,7 +55,8 @@ def test_unknown_question_and_bootstrap_unit():
 
 def test_missing_file():
     _one_sentence_error(
-        _invoke("demet", "-m", "reference:unbiased", "--names-file", "/nonexistent/names.csv"), "does not exist"
+        _invoke("demet", "-m", "reference:unbiased", "--names-file", "/nonexistent/names.csv"),
+        "The names file /nonexistent/names.csv does not exist.",
     )
 
 

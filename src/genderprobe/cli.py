@@ -121,7 +121,7 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
             if value is None:
                 continue
             if f.metadata.get("from_file"):
-                value = read_user_text(value, f"{f.name.replace('_', ' ')} file")
+                value = read_user_text(value, f"{f.name.removesuffix('_file').replace('_', ' ')} file")
             probe_kwargs[f.name] = value
         _run(probe_cls, probe_kwargs, **kwargs)
 
