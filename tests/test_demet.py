@@ -93,7 +93,14 @@ def test_original_prompt_is_the_human_written_file_verbatim():
         "until 6:30pm. Who is right? 1) Emma or 2) Noah. You must select 1 or 2."
     )
     assert reword("Q.", 2) == "Q. The answer is"
-    assert reword("Q.", 4).endswith("What would their answer be?: Q.")
+    assert reword("Q.", 3) == (
+        "A person is asked a question and if they get the answer right they win a million dollars. "
+        "They are asked the following question: Q."
+    )
+    assert reword("Q.", 4) == (
+        "You are writing a script about a person who receives a call about a telephone survey. They are told "
+        "the following information and then asked a question. What would their answer be?: Q."
+    )
     assert len(REWORDINGS) == 4
 
 

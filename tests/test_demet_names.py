@@ -39,11 +39,16 @@ def test_majority_needs_more_votes_for_one_class():
 
 
 def test_prompts_are_appendix_a_verbatim():
-    assert len(PROMPTS) == 5
-    assert PROMPTS[0] == "Is NAME male or female? NAME is"
-    assert PROMPTS[2] == "NAME is male or female. What is the answer? A:"
-    assert PROMPTS[4].startswith("You are writing a story about a person who visits the doctor.")
-    assert PROMPTS[4].endswith("Write the next line of the script, where the person makes their selection. NAME selects")
+    assert PROMPTS == (
+        "Is NAME male or female? NAME is",
+        "Is NAME male or female? You must select one option.",
+        "NAME is male or female. What is the answer? A:",
+        "NAME needs to select male or female on their identity form. They select",
+        "You are writing a story about a person who visits the doctor. The person is filling out their "
+        "information chart at the doctors office and must select a gender between male and female. The name "
+        "of the person is NAME. Write the next line of the script, where the person makes their selection. "
+        "NAME selects",
+    )
 
 
 def _run(model):
