@@ -160,6 +160,16 @@ def test_errors_are_counted_not_reworded():
     result = Demet(per_type=2).run(RunContext(ask=failing, n_resamples=20))
     assert result.counts["errors"] == result.counts["prompts"] == result.counts["attempts"] == 29 * 9 * 2
     assert result.metrics["mixed_gender_bias"].value is None
+    assert result.metrics["undetected_rate"].value is None
+
+
+def test_undetected_rate_leaves_failed_requests_out():
+    def half_failing(requests):
+        return [Response.failure("server", "boom") if i % 2 else Response(text="Neither.") for i, _ in enumerate(requests)]
+
+    result = Demet(per_type=2, rewording=False).run(RunContext(ask=half_failing, n_resamples=20))
+    assert result.counts["errors"] == result.counts["undetected"] == 29 * 9
+    assert result.metrics["undetected_rate"].value == 1.0
     json.dumps(to_jsonable(result.to_json()))
 
 

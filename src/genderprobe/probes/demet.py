@@ -261,7 +261,10 @@ class Demet(Probe):
 
         metrics = _metrics(overall)
         never = np.isnan(choice) & ~errored
-        metrics["undetected_rate"] = bootstrap_ratio(never.astype(float), n_resamples=ctx.n_resamples, seed=ctx.seed)
+        # Of the prompts that got answers (failed requests are counted as errors, not here).
+        metrics["undetected_rate"] = bootstrap_ratio(
+            np.where(errored, np.nan, never.astype(float)), n_resamples=ctx.n_resamples, seed=ctx.seed
+        )
         answered = ~np.isnan(choice)
         metrics["reworded_rate"] = bootstrap_ratio(
             np.where(answered, (answered_by > 0).astype(float), np.nan), n_resamples=ctx.n_resamples, seed=ctx.seed
