@@ -229,3 +229,23 @@ def test_table_rows_follow_the_papers_order():
     assert list(both.breakdowns["mixed_gender_bias by label"]) == [
         "gpt4 O (other)", "gpt4 E (egalitarian)", "human T (traditional)", "human E (egalitarian)",
     ]
+
+
+def test_mcnemar_pairs_the_same_two_people_in_both_orders():
+    # Recount McNemar's discordant pairings from the records alone: slot j of A-B and of B-A in the
+    # same scenario must hold the same two names, reversed, and the counts must match the results.
+    out = _run("reference:random")
+    recs = {(r["scenario"], r["type"], r["slot"]): r for r in out.records}
+    for a, b in (("W", "M"), ("W", "N"), ("N", "M")):
+        a_both = b_both = pairings = 0
+        for (scen, kind, slot), first in recs.items():
+            if kind != f"{a}-{b}":
+                continue
+            second = recs[scen, f"{b}-{a}", slot]
+            assert (second["name1"], second["name2"]) == (first["name2"], first["name1"])
+            pairings += 1
+            a_both += first["score"] == -1 and second["score"] == 1
+            b_both += first["score"] == 1 and second["score"] == -1
+        m = out.result.extra["mcnemar"][f"bias({a},{b})"]
+        assert (m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"]) == (pairings, a_both, b_both)
+        assert 0 < a_both < pairings and 0 < b_both < pairings
