@@ -151,6 +151,14 @@ def test_rewording_can_be_switched_off():
     assert result.metrics["s_m_w"].value is None
     assert result.metrics["bias_w_m"].value is None
     assert result.extra["mcnemar"]["bias(W,M)"]["matched_pairings"] == 0
+    assert result.extra["mcnemar"]["bias(W,M)"]["p_value"] is None  # no pairing, no test
+
+
+def test_no_same_group_answers_leave_the_order_test_undefined():
+    result = Demet(per_type=2, rewording=False).run(RunContext(ask=lambda rs: [Response(text="Neither.") for _ in rs]))
+    assert result.extra["order_bias_test"]["p_value"] is None
+    figure_1 = next(t for t in result.tables if t.title.startswith("Mean score"))
+    assert "p = undefined" in figure_1.note
 
 
 def test_errors_are_counted_not_reworded():

@@ -133,7 +133,7 @@ def _interval(point: float, samples: np.ndarray, n: int) -> Estimate:
     return Estimate(point, float(min(lo, point)), float(max(hi, point)), n)
 
 
-def mcnemar_pairs(S: np.ndarray) -> dict[str, dict[str, float | int | str]]:
+def mcnemar_pairs(S: np.ndarray) -> dict[str, dict[str, float | int | str | None]]:
     """McNemar's exact test for each mixed pair on the matched pairings.
 
     A matched pairing is one unit's A-B and B-A prompts (same scenario, same two
@@ -155,12 +155,13 @@ def mcnemar_pairs(S: np.ndarray) -> dict[str, dict[str, float | int | str]]:
             "b_chosen_both_orders": b_both,
             "name1_chosen_both_orders": int(((x == -1) & (y == -1)).sum()),
             "name2_chosen_both_orders": int(((x == 1) & (y == 1)).sum()),
-            "p_value": mcnemar_exact(a_both, b_both),
+            # No matched pairing, no test (rather than p = 1, which reads as "no difference").
+            "p_value": mcnemar_exact(a_both, b_both) if both.any() else None,
         }
     return out
 
 
-def order_bias_test(S: np.ndarray) -> dict[str, float | int]:
+def order_bias_test(S: np.ndarray) -> dict[str, float | int | None]:
     """Sign test of NAME1 against NAME2 over the answered same-group prompts."""
     cols = S[:, [type_index(t) for t in SAME_GROUP]]
     answered = cols[~np.isnan(cols)]
@@ -169,5 +170,5 @@ def order_bias_test(S: np.ndarray) -> dict[str, float | int]:
         "answered": int(answered.size),
         "name1_chosen": first,
         "name2_chosen": int(answered.size - first),
-        "p_value": sign_test(first, int(answered.size)),
+        "p_value": sign_test(first, int(answered.size)) if answered.size else None,
     }

@@ -368,7 +368,7 @@ class Demet(Probe):
                 [[t, e, e.n] for t, e in overall.type_means.items()],
                 note=(
                     f"Same-group types should average 0: their mean is {_fmt(overall.same_group_mean)}; "
-                    f"sign test of NAME1 against NAME2 on them p = {order['p_value']:.3g}."
+                    f"sign test of NAME1 against NAME2 on them p = {_fmt_p(order['p_value'])}."
                 ),
             ),
             Table(
@@ -415,6 +415,10 @@ def _scores_json(sc: Scores) -> dict[str, Any]:
         "s(A-B)": {k: v.to_json() for k, v in sc.type_means.items()},
         "same_group_mean": sc.same_group_mean.to_json(),
     }
+
+
+def _fmt_p(p: float | None) -> str:
+    return "undefined (no answers)" if p is None else f"{p:.3g}"
 
 
 def _fmt(e: Estimate) -> str:
