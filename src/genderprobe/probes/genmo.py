@@ -18,12 +18,12 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, SOURCES, StoryPair, story_pairs
-from genderprobe.datasets.names import bloomberg_by_gender
 from genderprobe.errors import UserError
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     VARIANT_LABELS,
     VARIANTS,
+    name_pool,
     rename_main_character,
 )
 from genderprobe.genmo.metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
@@ -143,7 +143,7 @@ class Genmo(Probe):
     def __init__(self, params: GenmoParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
         self.all_pairs = story_pairs()
-        self._pools = {g: tuple(sorted({e.first for e in bloomberg_by_gender(g)})) for g in GENDERS}
+        self._pools = {g: name_pool(g) for g in GENDERS}
 
     # -- items ----------------------------------------------------------------
 
