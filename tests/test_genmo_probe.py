@@ -177,12 +177,19 @@ def test_undetected_answers_are_kept_and_pairs_left_out():
         {"sample_k": 0}, {"sample_k": 909}, {"template": "zero-shot"}, {"ablation": "names,colour"},
         {"ablation": "names,names"}, {"temperatures": "0,hot"}, {"temperatures": (0, 3)},
         {"temperatures": (0.5, 0.5)}, {"ablation_k": 0}, {"environment_labels": "raw"}, {"shots": 3},
+        {"ablation": 5}, {"temperatures": 7},
     ],
 )
 def test_bad_parameters_are_user_errors(params):
     with pytest.raises(UserError) as err:
         Genmo(**params)
     assert str(err.value).endswith(".") and "\n" not in str(err.value)
+
+
+def test_python_api_takes_lone_values_and_none():
+    assert Genmo(temperatures=0.5).params.temperatures == (0.5,)
+    assert Genmo(ablation=None, temperatures=None).params.ablation == ()
+    assert Genmo(ablation=["names"]).params.ablation == ("names",)
 
 
 def test_exact_environment_labels_change_the_denominators():

@@ -54,9 +54,13 @@ _MAX_UNDETECTED_EVIDENCE = 1000
 
 
 def _as_tuple(value: Any) -> tuple:
-    """Accept "a,b" as well as ("a", "b") from the Python API."""
+    """Accept "a,b" as well as ("a", "b"), a lone value, or None from the Python API."""
+    if value is None:
+        return ()
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, (int, float)):
+        return (value,)
     return tuple(value)
 
 
