@@ -391,17 +391,15 @@ def _collect_mismatch_evidence(evidence: dict, template: str, pairs: tuple[Story
 
 # -- tables and charts ----------------------------------------------------------
 
-_ENV_COLUMNS = ("Work", "Relationship", "Family", "Other")
-
 
 def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
     rows = []
     for template, s in summaries.items():
         env = s.by_group["environment"]
-        rows.append([TEMPLATE_LABELS[template], s.pm, s.pmr, s.fbr, s.mbr, *[env[e] for e in _ENV_COLUMNS]])
+        rows.append([TEMPLATE_LABELS[template], s.pm, s.pmr, s.fbr, s.mbr, *[env[e] for e in ENVIRONMENTS]])
     return Table(
         "GenMO RQ1-RQ3 (layout of the paper's Tables 2 and 8)",
-        ["template", "PM", "PMR", "FBR", "MBR", *_ENV_COLUMNS],
+        ["template", "PM", "PMR", "FBR", "MBR", *ENVIRONMENTS],
         rows,
         note="PMR = PM / pairs with both stances read; the environment columns are PMR within each "
              "environment (the paper prints Work, Relationship and Family); FBR sign test p-values: "
@@ -440,8 +438,8 @@ def _charts(summaries: dict[str, GenmoSummary], robustness: dict, by_temperature
         charts.bar("fbr_mbr", "Share of mismatches favouring each gender", ["FBR (women favoured)",
                    "MBR (men favoured)"], {k: [s.fbr, s.mbr] for k, s in labels.items()},
                    y_label="share of mismatches", reference=0.5),
-        charts.bar("pmr_by_environment", "Prediction mismatch rate by environment", list(_ENV_COLUMNS),
-                   {k: [s.by_group["environment"][e] for e in _ENV_COLUMNS] for k, s in labels.items()},
+        charts.bar("pmr_by_environment", "Prediction mismatch rate by environment", list(ENVIRONMENTS),
+                   {k: [s.by_group["environment"][e] for e in ENVIRONMENTS] for k, s in labels.items()},
                    y_label="PMR"),
     ]
     if robustness:
