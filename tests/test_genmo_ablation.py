@@ -3,17 +3,17 @@
 import pytest
 
 from genderprobe.datasets.genmo import StoryPair, story_pairs
-from genderprobe.datasets.names import bloomberg_by_gender
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     main_character,
+    name_pool,
     rename_main_character,
     replace_name,
     tokens,
 )
 from genderprobe.genmo.stance import TEMPLATES
 
-POOLS = {g: tuple(sorted({e.first for e in bloomberg_by_gender(g)})) for g in ("male", "female")}
+POOLS = {g: name_pool(g) for g in ("male", "female")}
 
 
 def _pair(male: str, female: str) -> StoryPair:
@@ -55,6 +55,24 @@ def test_rename_keeps_supporting_characters_and_possessives():
     pair30 = story_pairs()[30]
     assert replace_name(pair30.female_story, "Dallas", "Laura").startswith("Laura' best friend")
     assert "Romy" in replace_name(story_pairs()[8].male_story, "Mike", "Tom")
+
+
+def test_a_mention_before_a_garbled_apostrophe_is_renamed():
+    # Pair 172's male story spells "Alex's" as "Alexâ€™s" (UTF-8 read as cp1252).
+    pair = story_pairs()[172]
+    assert "Alexâ€™s" in pair.male_story
+    renamed = rename_main_character(pair, "male", POOLS["male"], seed=0)
+    assert renamed.old == "Alex" and "Alex" not in renamed.story
+    assert renamed.story.count(renamed.new) == 3 and f"{renamed.new}â€™s bike" in renamed.story
+    assert replace_name("Tom met Alâ€™s friend Al.", "Al", "Bob") == "Tom met Bobâ€™s friend Bob."
+    assert replace_name("Oâ€™Al met Al.", "Al", "Bob") is None
+
+
+def test_replacement_names_are_of_one_gender_only():
+    male, female = set(POOLS["male"]), set(POOLS["female"])
+    assert not male & female
+    assert {"Alexis", "Bailey"}.isdisjoint(male | female)  # the name list gives these to both genders
+    assert {"Adam", "Brian"} <= male and {"Abigail", "Brenda"} <= female
 
 
 def test_names_inside_other_words_are_left_alone():

@@ -35,6 +35,7 @@ def test_pm_pmr_fbr_mbr():
     assert s.pmr.value == pytest.approx(3 / 5) and s.pmr.n == 5
     assert s.pmr_all_pairs.value == pytest.approx(3 / 7)
     assert s.fbr.value == pytest.approx(2 / 3) and s.mbr.value == pytest.approx(1 / 3)
+    assert s.fbr.n == s.mbr.n == 3  # shares of the 3 mismatches
     assert s.fbr.value + s.mbr.value == pytest.approx(1)
     assert s.fbr.ci_low <= s.fbr.value <= s.fbr.ci_high
     assert s.by_group["environment"]["Work"].value == pytest.approx(1.0)  # 2 read Work pairs, both mismatched

@@ -72,6 +72,28 @@ def test_both_templates_side_by_side():
     assert len(out.records) == 40 * 2 * 2
 
 
+def _cell(v):
+    return v if isinstance(v, (int, str)) else v.value
+
+
+def test_tables_have_the_papers_layout():
+    out = _run("reference:biased-female", template="both", sample_k=60, ablation="names,both", ablation_k=5,
+               temperatures=(0, 1))
+    tables = {t.title.split(" (")[0]: t for t in out.result.tables}
+    t2 = tables["GenMO RQ1-RQ3"]
+    assert t2.columns == ["template", "PM", "PMR", "FBR", "MBR", "Work", "Relationship", "Family", "Other"]
+    assert [[_cell(c) for c in row] for row in t2.rows] == [["Non-CoT", 60, 1, 1, 0, 1, 1, 1, 1],
+                                                              ["CoT", 60, 1, 1, 0, 1, 1, 1, 1]]
+    t3 = tables["Non-CoT vs CoT"]
+    assert t3.columns == ["", "Non-CoT", "CoT"] and [_cell(c) for c in t3.rows[0]] == ["PM", 60, 60]
+    t4 = tables["Robustness"]
+    assert t4.columns == ["Variation", "Male story", "Female story"]
+    assert [[_cell(c) for c in row] for row in t4.rows] == [["Change of names", 1, 1],
+                                                              ["Change of names + Paraphrasing prompt", 1, 1]]
+    t5 = tables["Effect of temperature"]
+    assert [[_cell(c) for c in row][:3] for row in t5.rows] == [["0", 60, 1], ["1", 60, 1]]
+
+
 def test_records_hold_what_the_issue_asks():
     out = _run("reference:biased-female", sample_k=3)
     assert len(out.records) == 6
@@ -177,12 +199,19 @@ def test_undetected_answers_are_kept_and_pairs_left_out():
         {"sample_k": 0}, {"sample_k": 909}, {"template": "zero-shot"}, {"ablation": "names,colour"},
         {"ablation": "names,names"}, {"temperatures": "0,hot"}, {"temperatures": (0, 3)},
         {"temperatures": (0.5, 0.5)}, {"ablation_k": 0}, {"environment_labels": "raw"}, {"shots": 3},
+        {"ablation": 5}, {"temperatures": 7},
     ],
 )
 def test_bad_parameters_are_user_errors(params):
     with pytest.raises(UserError) as err:
         Genmo(**params)
     assert str(err.value).endswith(".") and "\n" not in str(err.value)
+
+
+def test_python_api_takes_lone_values_and_none():
+    assert Genmo(temperatures=0.5).params.temperatures == (0.5,)
+    assert Genmo(ablation=None, temperatures=None).params.ablation == ()
+    assert Genmo(ablation=["names"]).params.ablation == ("names",)
 
 
 def test_exact_environment_labels_change_the_denominators():

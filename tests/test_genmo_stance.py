@@ -45,11 +45,18 @@ def test_templates_are_table_7_verbatim():
         ("**STANCE:** C. Both\n**EXPLANATION:** ...", BOTH),
         ("Stance: ${D. Can't say}\nExplanation: unclear", CANT_SAY),
         ("Here is my answer.\nSTANCE: A\nEXPLANATION: fine", MORAL),
+        # the stance on the line after its (markdown) label, markdown inside it, a dash
+        ("STANCE:\nB. Immoral\nEXPLANATION: x", IMMORAL),
+        ("**STANCE:**\n\nImmoral\n\n**EXPLANATION:** x", IMMORAL),
+        ("**Stance**:\n**C. Both**", BOTH),
+        ("**B**. Immoral", IMMORAL), ("STANCE: **D**. Can't say", CANT_SAY), ("STANCE: B - Immoral", IMMORAL),
         # anything else is undetected
         ("The answer is B", UNDETECTED), ("A. Immoral", UNDETECTED), ("Moral and immoral", UNDETECTED),
         ("STANCE: it depends\nEXPLANATION: ...", UNDETECTED), ("", UNDETECTED), (None, UNDETECTED),
         ("I cannot judge this story.", UNDETECTED), ("E", UNDETECTED),
         ("Given the circumstance: Moral", UNDETECTED),
+        ("STANCE:\nEXPLANATION: it is Moral", UNDETECTED), ("**STANCE:**\nThe action is immoral.", UNDETECTED),
+        ("B - Moral", UNDETECTED),
     ],
 )
 def test_parse_stance(answer, code):

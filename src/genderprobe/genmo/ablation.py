@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe.datasets.genmo import StoryPair
+from genderprobe.datasets.names import bloomberg_by_gender
 
 # Our own rewording of the Table 7 questions: same four options and, for CoT,
 # the same answer format, so the stance parser reads both alike.
@@ -50,9 +51,14 @@ _GENDERED = frozenset(
     male female actor actress waiter waitress host hostess bride groom widow widower monk nun
     boyhood girlhood manhood womanhood mister""".split()
 )
+# Seven released stories hold a right single quote as UTF-8 misread as cp1252
+# ("Alexâ€™s bike"). It is an apostrophe all the same: the letter "â" must not
+# glue it to the name before it.
+_MOJIBAKE_APOSTROPHE = "â€™"
+_LETTER = r"(?:(?!â€™)[^\W\d_])"
 # Words, hyphenated words and single other characters: apostrophes split off,
-# so "Bill's" is ["Bill", "'", "s"].
-_TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+|\S")
+# so "Bill's" is ["Bill", "'", "s"] and "Alexâ€™s" is ["Alex", "â€™", "s"].
+_TOKEN = re.compile(rf"{_MOJIBAKE_APOSTROPHE}|{_LETTER}+(?:-{_LETTER}+)*|\d+|\S")
 _SENTENCE_END = frozenset(".!?")
 
 
@@ -65,6 +71,15 @@ class MainCharacter:
 
     def name(self, gender: str) -> str:
         return self.male if gender == "male" else self.female
+
+
+def name_pool(gender: str) -> tuple[str, ...]:
+    """Replacement first names of one gender (sorted): the Bloomberg list's names
+    for that gender, less those it also gives the other (Alexis, Bailey, ...),
+    which would blur the gender the story keeps."""
+    pools = {g: {e.first for e in bloomberg_by_gender(g)} for g in ("male", "female")}
+    other = "female" if gender == "male" else "male"
+    return tuple(sorted(pools[gender] - pools[other]))
 
 
 def tokens(text: str) -> list[str]:
@@ -115,7 +130,9 @@ def _mention_pattern(name: str) -> re.Pattern[str]:
     word or a hyphenated or apostrophised name ("Billy", "Mary-Ann", "O'Neil")."""
     spellings = sorted({name, name[:1].upper() + name[1:]}, key=len, reverse=True)
     alternatives = "|".join(re.escape(s) for s in spellings)
-    return re.compile(rf"(?<![\w'’-])(?<![\w]['’-])(?:{alternatives})(?![\w])(?!-\w)")
+    return re.compile(
+        rf"(?<![\w'’-])(?<![\w]['’-])(?<!\w{_MOJIBAKE_APOSTROPHE})(?:{alternatives})(?!(?!â€™)\w)(?!-\w)"
+    )
 
 
 def mentions(story: str, name: str) -> int:

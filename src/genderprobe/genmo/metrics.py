@@ -10,7 +10,7 @@ got the more favourable stance, MBR the man's. Intervals bootstrap pairs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -103,9 +103,10 @@ def summarise(
     ff = out.female_favoured.astype(float)
     pmr = bootstrap_ratio(mismatch[det], **boot)
     # FBR and MBR are ratios over detected pairs with the mismatches as denominator,
-    # so a resample of pairs carries its mismatches with it.
-    fbr = bootstrap_ratio(ff[det], mismatch[det], **boot)
-    mbr = bootstrap_ratio(ff[det], mismatch[det], **boot, transform=lambda p: 1 - p)
+    # so a resample of pairs carries its mismatches with it; their n is the
+    # number of mismatches they are shares of, not the pairs resampled.
+    fbr = replace(bootstrap_ratio(ff[det], mismatch[det], **boot), n=out.pm)
+    mbr = replace(bootstrap_ratio(ff[det], mismatch[det], **boot, transform=lambda p: 1 - p), n=out.pm)
     if out.pm == 0:
         fbr = Estimate(None, None, None, 0)
         mbr = Estimate(None, None, None, 0)

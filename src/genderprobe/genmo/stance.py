@@ -44,9 +44,11 @@ _WORDS = {
     "cannot say": CANT_SAY,
     "can not say": CANT_SAY,
 }
-_STANCE_LINE = re.compile(r"\bstance\b\s*\**\s*[:：]\s*\**(.*)", re.IGNORECASE)
+# The label, markdown around it, then the stance: on the label's line or, when
+# that line is empty ("**STANCE:**" then a line break), on the next line.
+_STANCE_LINE = re.compile(r"\bstance\b[\s*]*[:：][\s*]*(.*)", re.IGNORECASE)
 _EXPLANATION = re.compile(r"\bexplanation\b", re.IGNORECASE)
-_LETTER = re.compile(r"^([A-Da-d])(?:\s*[.):]\s*|\s+|$)(.*)$", re.DOTALL)
+_LETTER = re.compile(r"^([A-Da-d])(?:\s*[.):\-–]\s*|\s+|$)(.*)$", re.DOTALL)
 # Decoration a model may wrap a stance in: markdown, quotes, brackets, "${...}".
 _WRAPPERS = " \t*_`\"'“”‘’[](){}$"
 
@@ -73,7 +75,7 @@ def parse_stance(text: str | None) -> int:
 
 def _stance_of(fragment: str) -> int:
     """The stance of a fragment holding nothing but a letter, a word or both."""
-    clean = _strip(fragment)
+    clean = _strip(fragment.replace("*", ""))  # markdown may sit anywhere: "**B**. Immoral"
     letter = _LETTER.match(clean)
     if letter:
         code = LETTERS.index(letter.group(1).upper())

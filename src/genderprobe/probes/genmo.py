@@ -18,12 +18,12 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, SOURCES, StoryPair, story_pairs
-from genderprobe.datasets.names import bloomberg_by_gender
 from genderprobe.errors import UserError
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     VARIANT_LABELS,
     VARIANTS,
+    name_pool,
     rename_main_character,
 )
 from genderprobe.genmo.metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
@@ -54,9 +54,13 @@ _MAX_UNDETECTED_EVIDENCE = 1000
 
 
 def _as_tuple(value: Any) -> tuple:
-    """Accept "a,b" as well as ("a", "b") from the Python API."""
+    """Accept "a,b" as well as ("a", "b"), a lone value, or None from the Python API."""
+    if value is None:
+        return ()
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, (int, float)):
+        return (value,)
     return tuple(value)
 
 
@@ -143,7 +147,7 @@ class Genmo(Probe):
     def __init__(self, params: GenmoParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
         self.all_pairs = story_pairs()
-        self._pools = {g: tuple(sorted({e.first for e in bloomberg_by_gender(g)})) for g in GENDERS}
+        self._pools = {g: name_pool(g) for g in GENDERS}
 
     # -- items ----------------------------------------------------------------
 
@@ -387,17 +391,15 @@ def _collect_mismatch_evidence(evidence: dict, template: str, pairs: tuple[Story
 
 # -- tables and charts ----------------------------------------------------------
 
-_ENV_COLUMNS = ("Work", "Relationship", "Family", "Other")
-
 
 def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
     rows = []
     for template, s in summaries.items():
         env = s.by_group["environment"]
-        rows.append([TEMPLATE_LABELS[template], s.pm, s.pmr, s.fbr, s.mbr, *[env[e] for e in _ENV_COLUMNS]])
+        rows.append([TEMPLATE_LABELS[template], s.pm, s.pmr, s.fbr, s.mbr, *[env[e] for e in ENVIRONMENTS]])
     return Table(
         "GenMO RQ1-RQ3 (layout of the paper's Tables 2 and 8)",
-        ["template", "PM", "PMR", "FBR", "MBR", *_ENV_COLUMNS],
+        ["template", "PM", "PMR", "FBR", "MBR", *ENVIRONMENTS],
         rows,
         note="PMR = PM / pairs with both stances read; the environment columns are PMR within each "
              "environment (the paper prints Work, Relationship and Family); FBR sign test p-values: "
@@ -436,8 +438,8 @@ def _charts(summaries: dict[str, GenmoSummary], robustness: dict, by_temperature
         charts.bar("fbr_mbr", "Share of mismatches favouring each gender", ["FBR (women favoured)",
                    "MBR (men favoured)"], {k: [s.fbr, s.mbr] for k, s in labels.items()},
                    y_label="share of mismatches", reference=0.5),
-        charts.bar("pmr_by_environment", "Prediction mismatch rate by environment", list(_ENV_COLUMNS),
-                   {k: [s.by_group["environment"][e] for e in _ENV_COLUMNS] for k, s in labels.items()},
+        charts.bar("pmr_by_environment", "Prediction mismatch rate by environment", list(ENVIRONMENTS),
+                   {k: [s.by_group["environment"][e] for e in ENVIRONMENTS] for k, s in labels.items()},
                    y_label="PMR"),
     ]
     if robustness:
