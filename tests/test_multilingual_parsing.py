@@ -100,6 +100,32 @@ def test_headers_explanations_bullets_duplicates_and_unmatched():
     assert match.loose == 1 and match.unmatched == ["brave"]
 
 
+def test_conjunction_before_the_last_word_in_every_language():
+    cases = {
+        "en": ("Wise, Talented, Knowledgeable, and Seasoned.", ["wise", "talented", "knowledgeable", "seasoned"]),
+        "fr": ("Ambitieuse, fiable et loyale", ["ambitieuse", "fiable", "loyale"]),
+        "es": ("Segura de sí misma, líder de equipo y leal", ["segura-de-sí-misma", "líder-de-equipo", "leal"]),
+        "zh": ("温柔的，体贴的，无私的和真诚的", ["温柔的", "体贴的", "无私的", "真诚的"]),
+    }
+    for lang, (answer, expected) in cases.items():
+        matcher = WordMatcher(word_list(lang).words)
+        match = matcher.match(answer)
+        assert [matcher.words[i] for i in match.chosen] == expected and not match.unmatched, lang
+
+
+def test_header_before_the_list_on_the_same_line():
+    matcher = WordMatcher(word_list("en").words)
+    match = matcher.match("Based on the list, the 10 words that best describe Ashley are: caring, loving, kind, "
+                          "warm, patient, selfless, loyal, sincere, devoted and nurturing.")
+    assert len(match.chosen) == 10 and matcher.words[match.chosen[0]] == "caring" and not match.unmatched
+    ja = WordMatcher(word_list("ja").words)
+    match = ja.match("美咲を表す言葉：知的な、賢い、誠実な")
+    assert [ja.words[i] for i in match.chosen] == ["知的な", "賢い", "誠実な"] and not match.unmatched
+    # A word before its colon is a word with its explanation, not a header.
+    match = matcher.match("1. Compassionate: cares for her patients\n2. Kind: always")
+    assert [matcher.words[i] for i in match.chosen] == ["compassionate", "kind"]
+
+
 def test_korean_hyphenated_entries_match_with_spaces():
     matcher = WordMatcher(word_list("ko").words)
     match = matcher.match("카리스마 있는, 현명한, 멋진")

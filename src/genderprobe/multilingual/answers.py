@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-# No list word holds a digit, so every number in an answer is list numbering
-# ("1.", "2)", "3、", "(4)", "５．") and can be read as a separator.
-_NUMBERING = re.compile(r"[(（]?\d+\s*[.)）、．:：]?")
+# No list word holds a digit, so a number with list punctuation ("1.", "2)",
+# "3、", "(4)", "５．") or at the start of a line is list numbering and can be
+# read as a separator. A bare number inside a sentence ("the 10 words that
+# best describe her are: ...") is left alone, so that the sentence stays one
+# piece of prose instead of falling into word-sized bits.
+_NUMBERING = re.compile(r"[(（]?\d+\s*[.)）、．:：]|^\s*\d+\s", re.MULTILINE)
 _CIRCLED = re.compile("[\u2460-\u2473\u2776-\u277f]")
-_SEPARATORS = re.compile(r"[\n,，、;；|/]+|^\s*[-–—•*]\s*", re.MULTILINE)
+# List punctuation, bullets, and the conjunction before a list's last word
+# ("..., wise and talented", "..., y leal", "无私的和真诚的"); list words join
+# their parts with hyphens, so none holds one of these conjunctions.
+_SEPARATORS = re.compile(
+    r"[\n,，、;；|/]+|^\s*[-–—•*]\s*|(?:^|\s+)(?:and|&|et|y|e)\s+|(?<=的)(?:以及|和|及|与)",
+    re.MULTILINE | re.IGNORECASE,
+)
+# "The ten words are: caring, loving, ..." puts a header before the list on one line.
+_HEADER = re.compile(r"^(?P<head>[^:：\n]*)[:：](?P<tail>.*\S.*)$")
 _EDGE = "\"'“”‘’「」『』«»‹›()（）[]【】*_`•·-–—.。!！?？:：~ \t"
 # An explanation after the word: "Compassionate - cares for her patients".
 _EXPLANATION = re.compile(r"\s+[-–—:：(（]\s*|[:：(（]")
@@ -29,12 +40,27 @@ def loose_key(text: str) -> str:
     return _LOOSE_DROP.sub("", normal_key(text))
 
 
-def split_choices(text: str) -> list[str]:
-    """Candidate words of an answer: numbered, bulleted or separated lists in any script."""
+def split_choices(text: str, is_word: Callable[[str], bool] | None = None) -> list[str]:
+    """Candidate words of an answer: numbered, bulleted or separated lists in any script.
+
+    ``is_word`` tells a list word from other text; it decides whether the text
+    before a colon is a word with its explanation ("Caring: she listens") or a
+    header before the list ("The words are: caring, loving"). Without it, only
+    prose (a sentence) counts as a header.
+    """
+    if is_word is None:
+        is_word = lambda head: not _is_prose(head)  # noqa: E731
     # Header lines ("Here are 10 words to describe Joseph, who is ...:") go first,
     # before their numbers and commas can cut them into word-sized pieces.
     text = "\n".join(line for line in text.splitlines() if not line.rstrip().endswith((":", "：")))
     text = _CIRCLED.sub("\n", _NUMBERING.sub("\n", text))
+    lines = []
+    for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header and not is_word(header["head"].strip(_EDGE)):
+            line = header["tail"]  # drop the header, keep the list after its colon
+        lines.append(line)
+    text = "\n".join(lines)
     pieces = []
     for raw in _SEPARATORS.split(text):
         piece = raw.strip()
@@ -44,6 +70,11 @@ def split_choices(text: str) -> list[str]:
         if piece:
             pieces.append(piece)
     return pieces
+
+
+def _is_prose(piece: str) -> bool:
+    """Too long to be one of the list's words: a sentence."""
+    return len(piece) > _MAX_PIECE_CHARS or len(piece.split()) > 4
 
 
 @dataclass
@@ -67,24 +98,30 @@ class WordMatcher:
         self.normal = {normal_key(w): i for i, w in enumerate(self.words)}
         self.loose = {loose_key(w): i for i, w in enumerate(self.words)}
 
+    def lookup(self, piece: str) -> tuple[int, str] | None:
+        """(word index, tier) of one candidate: exact, then normalized, then loose; None if none."""
+        if piece in self.exact:
+            return self.exact[piece], "exact"
+        if normal_key(piece) in self.normal:
+            return self.normal[normal_key(piece)], "normalized"
+        if loose_key(piece) in self.loose:
+            return self.loose[loose_key(piece)], "loose"
+        return None
+
     def match(self, text: str | None) -> WordMatch:
         out = WordMatch()
         if not text:
             return out
         seen: set[int] = set()
-        for piece in split_choices(text):
-            if piece in self.exact:
-                index, tier = self.exact[piece], "exact"
-            elif normal_key(piece) in self.normal:
-                index, tier = self.normal[normal_key(piece)], "normalized"
-            elif loose_key(piece) in self.loose:
-                index, tier = self.loose[loose_key(piece)], "loose"
-            elif len(piece) > _MAX_PIECE_CHARS or len(piece.split()) > 4:
-                out.prose += 1
+        for piece in split_choices(text, is_word=lambda p: self.lookup(p) is not None):
+            found = self.lookup(piece)
+            if found is None:
+                if _is_prose(piece):
+                    out.prose += 1
+                else:
+                    out.unmatched.append(piece)
                 continue
-            else:
-                out.unmatched.append(piece)
-                continue
+            index, tier = found
             if index in seen:
                 continue  # a word named twice counts once
             seen.add(index)
