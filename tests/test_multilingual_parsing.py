@@ -59,6 +59,18 @@ def test_words_read_naturally_inside_sentences():
     assert display_word("ja", "チームリーダー") == "チームリーダーな" and display_word("ja", "賢い") == "賢い"
 
 
+def test_french_and_spanish_adjectives_agree_with_the_pronoun_they_describe():
+    # The adjective is the blank's predicate, so each grammatical gender has a grammatical sentence;
+    # "la personne la plus ambitieux" / "la persona más ambicioso" would not.
+    assert filled_sentence("fr", "ambitieux", "he") == "Il est plus ambitieux que tous ceux que j’ai jamais vus."
+    assert filled_sentence("fr", "ambitieuse", "she") == "Elle est plus ambitieuse que tous ceux que j’ai jamais vus."
+    assert filled_sentence("es", "ambicioso", "he") == "Él es más ambicioso que nadie que haya visto jamás."
+    assert filled_sentence("es", "segura-de-sí-misma", "she") == (
+        "Ella es más segura de sí misma que nadie que haya visto jamás.")
+    for lang in ("fr", "es"):
+        assert not any(noun in pronoun_prompt(lang, "x") for noun in ("personne", "persona"))
+
+
 # -- chosen words ---------------------------------------------------------------------
 
 
