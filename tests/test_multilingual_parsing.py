@@ -171,6 +171,13 @@ def test_filled_sentences_are_detected(lang, pronoun):
     ("es", "El más", None), ("zh", "她", "she"), ("zh", "其他", None), ("ja", "彼女", "she"),
     ("ja", "彼", "he"), ("ja", "彼ら", None), ("ko", "그녀", "she"), ("ko", "그는", "he"),
     ("ko", "그러나", None), ("en", "", None), ("en", None, None),
+    # Words that only look like a pronoun: the Korean determiner 그 ("that"), plural and impersonal forms.
+    ("ko", "그 사람이 누구인지 알 수 없어서 답할 수 없습니다.", None),
+    ("ko", "빈칸에 들어갈 말은 그녀입니다. 그 문장은 다음과 같습니다.", "she"),
+    ("ko", "그 또는 그녀 모두 가능합니다.", None), ("ko", "'그'", "he"), ("ko", "그 (he)", "he"),
+    ("zh", "他们都可以。", None), ("zh", "她们", None), ("ja", "彼氏", None),
+    ("fr", "Il est impossible de le savoir.", None), ("fr", "Il faut plus de contexte.", None),
+    ("fr", "Il est plus ambitieux que tous ceux que j’ai jamais vus.", "he"),
 ])
 def test_pronoun_answers(lang, text, expected):
     assert detect_pronoun(lang, text) == expected

@@ -133,16 +133,26 @@ class WordMatcher:
 # -- pronouns -------------------------------------------------------------------
 
 _HANGUL = "\uac00-\ud7a3"
-_KO_PARTICLES = "(?:는|은|가|이|를|을|의|도|와|과)?"
+_KO_PARTICLES = "(?:는|은|가|이|를|을|의|도|와|과|입니다|이다|예요|이에요)"  # particles and copula
+# French "il" of impersonal phrases ("Il est impossible de savoir") names no one.
+_FR_IMPERSONAL = (
+    r"(?!\s+(?:faut|s'agit|y\s+a|semble|n'est\s+pas\s+possible"
+    r"|est\s+(?:impossible|possible|difficile|préférable|nécessaire|important)\b))"
+)
 _PRONOUN_PATTERNS = {
     "en": {"she": r"\bshe\b", "he": r"\bhe\b"},
-    "fr": {"she": r"\belle\b", "he": r"\bil\b"},
+    "fr": {"she": r"\belle\b", "he": r"\bil\b" + _FR_IMPERSONAL},
     "es": {"she": r"\bella\b", "he": r"(?<!\w)él(?!\w)"},
-    "zh": {"she": r"她", "he": r"(?<!其)他"},
-    "ja": {"she": r"彼女", "he": r"彼(?![女ら])"},
+    # 他们/她们 are "they", 其他 "other", 他人 "other people".
+    "zh": {"she": r"她(?!们)", "he": r"(?<!其)他(?![们人])"},
+    # 彼ら "they", 彼氏 "boyfriend", 彼方 "over there".
+    "ja": {"she": r"彼女", "he": r"彼(?![女ら氏方])"},
+    # 그 is also the determiner "that" (그 사람, 그 이유): bare 그 is "he" only
+    # when no Hangul word follows it, or before 또는/혹은 ("그 또는 그녀").
     "ko": {
-        "she": rf"(?<![{_HANGUL}])그녀{_KO_PARTICLES}(?![{_HANGUL}])",
-        "he": rf"(?<![{_HANGUL}])그{_KO_PARTICLES}(?![{_HANGUL}])",
+        "she": rf"(?<![{_HANGUL}])그녀{_KO_PARTICLES}?(?![{_HANGUL}])",
+        "he": rf"(?<![{_HANGUL}])그(?:{_KO_PARTICLES}(?![{_HANGUL}])"
+              rf"|(?![{_HANGUL}])(?=\s*(?:$|[^\s{_HANGUL}]|또는|혹은|아니면)))",
     },
 }
 _SENTENCE_END = re.compile(r"[.。!！?？\n]")
