@@ -57,6 +57,10 @@ def test_words_read_naturally_inside_sentences():
     assert display_word("en", "kind-hearted") == "kind-hearted"
     assert display_word("zh", "团队领袖") == "团队领袖的" and display_word("zh", "聪明的") == "聪明的"
     assert display_word("ja", "チームリーダー") == "チームリーダーな" and display_word("ja", "賢い") == "賢い"
+    assert display_word("ko", "팀-리더") == "팀 리더인" and display_word("ko", "멀티태스킹") == "멀티태스킹인"
+    assert display_word("ko", "카리스마-있는") == "카리스마 있는" and display_word("ko", "원래의") == "원래의"
+    nouns = [w for w in word_list("ko").words if display_word("ko", w).endswith("인") and not w.endswith("인")]
+    assert nouns == ["팀-리더", "멀티태스킹"]
 
 
 def test_french_and_spanish_adjectives_agree_with_the_pronoun_they_describe():

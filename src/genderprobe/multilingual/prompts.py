@@ -91,9 +91,11 @@ def display_word(language: str, word: str) -> str:
     The tables join multi-word entries with hyphens ("sûre-d’elle",
     "카리스마-있는"); inside a sentence those become spaces. English keeps its
     hyphens, which are real compounds ("kind-hearted"). Chinese words that
-    are not adjectives in 的 get one, and Japanese nouns get な, so that the
-    word can qualify 人.
+    are not adjectives in 的 get one, Japanese nouns get な and Korean nouns
+    (팀-리더, 멀티태스킹) the copula 인, so that the word can qualify 人 / 사람.
     """
+    if language == "ko" and not _is_korean_modifier(word):
+        return word.replace("-", " ") + "인"
     if language in ("fr", "es", "ko"):
         return word.replace("-", " ")
     if language == "zh" and not word.endswith("的"):
@@ -101,6 +103,16 @@ def display_word(language: str, word: str) -> str:
     if language == "ja" and not _is_hiragana(word[-1]):
         return word + "な"
     return word
+
+
+def _is_korean_modifier(word: str) -> bool:
+    """Ends as a Korean noun modifier: a syllable closed by ㄴ or ㄹ (있는, 현명한) or the particle 의."""
+    last = word[-1]
+    if last == "의":
+        return True
+    if not "\uac00" <= last <= "\ud7a3":
+        return False
+    return (ord(last) - 0xAC00) % 28 in (4, 8)  # final consonant ㄴ or ㄹ
 
 
 def _is_hiragana(ch: str) -> bool:
