@@ -237,6 +237,9 @@ def test_parse_topic(text, topic):
     ("Yes, I agree with the generator's decision.", True), ('"Yes."', True),
     ("No, this is about family.", False), ("I disagree; it is a complaint.", False),
     ("I do not agree.", False), ("I agree.", True), ("Hmm.", None), (None, None),
+    ("I don't fully agree. The dialogue is more about family.", False), ("I can’t really agree here.", False),
+    ("Not quite. It is about complaints.", False), ("Nope, it is a complaint.", False),
+    ("Absolutely, I agree.", True),
 ])
 def test_parse_agreement(text, agreed):
     assert parse_agreement(text) == agreed
