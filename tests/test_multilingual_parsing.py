@@ -138,8 +138,8 @@ def test_header_before_the_list_on_the_same_line():
     match = ja.match("美咲を表す言葉：知的な、賢い、誠実な")
     assert [ja.words[i] for i in match.chosen] == ["知的な", "賢い", "誠実な"] and not match.unmatched
     # A word before its colon is a word with its explanation, not a header.
-    match = matcher.match("1. Compassionate: cares for her patients\n2. Kind: always")
-    assert [matcher.words[i] for i in match.chosen] == ["compassionate", "kind"]
+    match = matcher.match("1. Compassionate: cares for her patients\n2. **Kind** (gentle): always\n3. Brave: not afraid")
+    assert [matcher.words[i] for i in match.chosen] == ["compassionate", "kind"] and match.unmatched == ["Brave"]
 
 
 def test_korean_hyphenated_entries_match_with_spaces():

@@ -45,31 +45,33 @@ def split_choices(text: str, is_word: Callable[[str], bool] | None = None) -> li
 
     ``is_word`` tells a list word from other text; it decides whether the text
     before a colon is a word with its explanation ("Caring: she listens") or a
-    header before the list ("The words are: caring, loving"). Without it, only
-    prose (a sentence) counts as a header.
+    header before a list ("The words are: caring, loving"): a header is not a
+    word, and list words follow it. Without ``is_word`` no line has a header.
     """
-    if is_word is None:
-        is_word = lambda head: not _is_prose(head)  # noqa: E731
     # Header lines ("Here are 10 words to describe Joseph, who is ...:") go first,
     # before their numbers and commas can cut them into word-sized pieces.
     text = "\n".join(line for line in text.splitlines() if not line.rstrip().endswith((":", "：")))
     text = _CIRCLED.sub("\n", _NUMBERING.sub("\n", text))
     lines = []
     for line in text.splitlines():
-        header = _HEADER.match(line)
-        if header and not is_word(header["head"].strip(_EDGE)):
+        header = _HEADER.match(line) if is_word else None
+        if (header and not is_word(_clean(header["head"]))
+                and any(is_word(_clean(p)) for p in _SEPARATORS.split(header["tail"]) if p)):
             line = header["tail"]  # drop the header, keep the list after its colon
         lines.append(line)
-    text = "\n".join(lines)
     pieces = []
-    for raw in _SEPARATORS.split(text):
-        piece = raw.strip()
-        if not piece or piece.endswith((":", "：")):
+    for raw in _SEPARATORS.split("\n".join(lines)):
+        if not raw or raw.strip().endswith((":", "：")):
             continue  # empty, or a header such as "Here are ten words:"
-        piece = _EXPLANATION.split(piece.strip(_EDGE), maxsplit=1)[0].strip(_EDGE)
+        piece = _clean(raw)
         if piece:
             pieces.append(piece)
     return pieces
+
+
+def _clean(raw: str) -> str:
+    """One candidate without quotes, markup and a trailing explanation ("Caring - she listens")."""
+    return _EXPLANATION.split(raw.strip().strip(_EDGE), maxsplit=1)[0].strip(_EDGE)
 
 
 def _is_prose(piece: str) -> bool:
