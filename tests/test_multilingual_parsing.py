@@ -168,6 +168,11 @@ def test_filled_sentences_are_detected(lang, pronoun):
         assert detect_pronoun(lang, sentence, ignore=display_word(lang, word)) == pronoun, sentence
 
 
+def test_a_description_word_holding_a_pronoun_is_ignored_in_either_spelling():
+    for answer in ("Il est plus sûre d’elle que tous ceux que j’ai jamais vus.", "Il : « sûre-d'elle »"):
+        assert detect_pronoun("fr", answer, ignore=display_word("fr", "sûre-d’elle")) == "he"
+
+
 @pytest.mark.parametrize("lang,text,expected", [
     ("en", "she", "she"), ("en", "The answer is 'he'.", "he"), ("en", "He or she", None),
     ("en", "The word is 'the'", None), ("en", "SHE is the most caring person.", "she"),

@@ -174,7 +174,9 @@ def detect_pronoun(language: str, text: str | None, ignore: str = "") -> str | N
         return None
     norm = normal_key(text)
     if ignore:
-        norm = norm.replace(normal_key(ignore), " ")
+        # With hyphens or spaces between its parts: "sûre-d'elle" as listed or "sûre d'elle" as shown.
+        parts = re.split(r"[\s\-]+", normal_key(ignore))
+        norm = re.sub(r"[\s\-]+".join(map(re.escape, parts)), " ", norm)
     for part in (norm, _SENTENCE_END.split(norm.strip(), maxsplit=1)[0]):
         present = [p for p, rx in _COMPILED[language].items() if rx.search(part)]
         if len(present) == 1:
