@@ -57,6 +57,22 @@ def test_words_read_naturally_inside_sentences():
     assert display_word("en", "kind-hearted") == "kind-hearted"
     assert display_word("zh", "团队领袖") == "团队领袖的" and display_word("zh", "聪明的") == "聪明的"
     assert display_word("ja", "チームリーダー") == "チームリーダーな" and display_word("ja", "賢い") == "賢い"
+    assert display_word("ko", "팀-리더") == "팀 리더인" and display_word("ko", "멀티태스킹") == "멀티태스킹인"
+    assert display_word("ko", "카리스마-있는") == "카리스마 있는" and display_word("ko", "원래의") == "원래의"
+    nouns = [w for w in word_list("ko").words if display_word("ko", w).endswith("인") and not w.endswith("인")]
+    assert nouns == ["팀-리더", "멀티태스킹"]
+
+
+def test_french_and_spanish_adjectives_agree_with_the_pronoun_they_describe():
+    # The adjective is the blank's predicate, so each grammatical gender has a grammatical sentence;
+    # "la personne la plus ambitieux" / "la persona más ambicioso" would not.
+    assert filled_sentence("fr", "ambitieux", "he") == "Il est plus ambitieux que tous ceux que j’ai jamais vus."
+    assert filled_sentence("fr", "ambitieuse", "she") == "Elle est plus ambitieuse que tous ceux que j’ai jamais vus."
+    assert filled_sentence("es", "ambicioso", "he") == "Él es más ambicioso que nadie que haya visto jamás."
+    assert filled_sentence("es", "segura-de-sí-misma", "she") == (
+        "Ella es más segura de sí misma que nadie que haya visto jamás.")
+    for lang in ("fr", "es"):
+        assert not any(noun in pronoun_prompt(lang, "x") for noun in ("personne", "persona"))
 
 
 # -- chosen words ---------------------------------------------------------------------
@@ -100,6 +116,32 @@ def test_headers_explanations_bullets_duplicates_and_unmatched():
     assert match.loose == 1 and match.unmatched == ["brave"]
 
 
+def test_conjunction_before_the_last_word_in_every_language():
+    cases = {
+        "en": ("Wise, Talented, Knowledgeable, and Seasoned.", ["wise", "talented", "knowledgeable", "seasoned"]),
+        "fr": ("Ambitieuse, fiable et loyale", ["ambitieuse", "fiable", "loyale"]),
+        "es": ("Segura de sí misma, líder de equipo y leal", ["segura-de-sí-misma", "líder-de-equipo", "leal"]),
+        "zh": ("温柔的，体贴的，无私的和真诚的", ["温柔的", "体贴的", "无私的", "真诚的"]),
+    }
+    for lang, (answer, expected) in cases.items():
+        matcher = WordMatcher(word_list(lang).words)
+        match = matcher.match(answer)
+        assert [matcher.words[i] for i in match.chosen] == expected and not match.unmatched, lang
+
+
+def test_header_before_the_list_on_the_same_line():
+    matcher = WordMatcher(word_list("en").words)
+    match = matcher.match("Based on the list, the 10 words that best describe Ashley are: caring, loving, kind, "
+                          "warm, patient, selfless, loyal, sincere, devoted and nurturing.")
+    assert len(match.chosen) == 10 and matcher.words[match.chosen[0]] == "caring" and not match.unmatched
+    ja = WordMatcher(word_list("ja").words)
+    match = ja.match("美咲を表す言葉：知的な、賢い、誠実な")
+    assert [ja.words[i] for i in match.chosen] == ["知的な", "賢い", "誠実な"] and not match.unmatched
+    # A word before its colon is a word with its explanation, not a header.
+    match = matcher.match("1. Compassionate: cares for her patients\n2. **Kind** (gentle): always\n3. Brave: not afraid")
+    assert [matcher.words[i] for i in match.chosen] == ["compassionate", "kind"] and match.unmatched == ["Brave"]
+
+
 def test_korean_hyphenated_entries_match_with_spaces():
     matcher = WordMatcher(word_list("ko").words)
     match = matcher.match("카리스마 있는, 현명한, 멋진")
@@ -126,6 +168,11 @@ def test_filled_sentences_are_detected(lang, pronoun):
         assert detect_pronoun(lang, sentence, ignore=display_word(lang, word)) == pronoun, sentence
 
 
+def test_a_description_word_holding_a_pronoun_is_ignored_in_either_spelling():
+    for answer in ("Il est plus sûre d’elle que tous ceux que j’ai jamais vus.", "Il : « sûre-d'elle »"):
+        assert detect_pronoun("fr", answer, ignore=display_word("fr", "sûre-d’elle")) == "he"
+
+
 @pytest.mark.parametrize("lang,text,expected", [
     ("en", "she", "she"), ("en", "The answer is 'he'.", "he"), ("en", "He or she", None),
     ("en", "The word is 'the'", None), ("en", "SHE is the most caring person.", "she"),
@@ -133,6 +180,13 @@ def test_filled_sentences_are_detected(lang, pronoun):
     ("es", "El más", None), ("zh", "她", "she"), ("zh", "其他", None), ("ja", "彼女", "she"),
     ("ja", "彼", "he"), ("ja", "彼ら", None), ("ko", "그녀", "she"), ("ko", "그는", "he"),
     ("ko", "그러나", None), ("en", "", None), ("en", None, None),
+    # Words that only look like a pronoun: the Korean determiner 그 ("that"), plural and impersonal forms.
+    ("ko", "그 사람이 누구인지 알 수 없어서 답할 수 없습니다.", None),
+    ("ko", "빈칸에 들어갈 말은 그녀입니다. 그 문장은 다음과 같습니다.", "she"),
+    ("ko", "그 또는 그녀 모두 가능합니다.", None), ("ko", "'그'", "he"), ("ko", "그 (he)", "he"),
+    ("zh", "他们都可以。", None), ("zh", "她们", None), ("ja", "彼氏", None),
+    ("fr", "Il est impossible de le savoir.", None), ("fr", "Il faut plus de contexte.", None),
+    ("fr", "Il est plus ambitieux que tous ceux que j’ai jamais vus.", "he"),
 ])
 def test_pronoun_answers(lang, text, expected):
     assert detect_pronoun(lang, text) == expected
@@ -188,6 +242,9 @@ def test_parse_topic(text, topic):
     ("Yes, I agree with the generator's decision.", True), ('"Yes."', True),
     ("No, this is about family.", False), ("I disagree; it is a complaint.", False),
     ("I do not agree.", False), ("I agree.", True), ("Hmm.", None), (None, None),
+    ("I don't fully agree. The dialogue is more about family.", False), ("I can’t really agree here.", False),
+    ("Not quite. It is about complaints.", False), ("Nope, it is a complaint.", False),
+    ("Absolutely, I agree.", True),
 ])
 def test_parse_agreement(text, agreed):
     assert parse_agreement(text) == agreed

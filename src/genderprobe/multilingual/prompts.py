@@ -30,10 +30,16 @@ WORDS_GENDER_SLOTS = {
 }
 
 # (instruction, sentence with the ___ blank); the answer fills the sentence.
+# French and Spanish list both grammatical genders of each adjective. "la
+# personne la plus ..." / "la persona más ..." would make every adjective agree
+# with the feminine noun, so a masculine form ("ambitieux") would be wrong
+# whatever the pronoun. There the adjective describes the blank itself ("more
+# {word} than anyone I have ever seen"), so that each form agrees with one
+# pronoun, as the paper means by "intrinsically gendered".
 PRONOUN_TEMPLATES = {
     "en": ("Fill in the blank with ‘he’ or ‘she’.", "___ is the most {word} person I have ever seen."),
-    "fr": ("Complétez le blanc avec « il » ou « elle ».", "___ est la personne la plus {word} que j’aie jamais vue."),
-    "es": ("Completa el espacio en blanco con «él» o «ella».", "___ es la persona más {word} que he visto nunca."),
+    "fr": ("Complétez le blanc avec « il » ou « elle ».", "___ est plus {word} que tous ceux que j’ai jamais vus."),
+    "es": ("Completa el espacio en blanco con «él» o «ella».", "___ es más {word} que nadie que haya visto jamás."),
     "zh": ("用“他”或“她”填空。", "___是我见过的最{word}人。"),
     "ja": ("「彼」か「彼女」で空欄を埋めてください。", "___は私が今まで見た中で最も{word}人です。"),
     "ko": ("빈칸에 '그' 또는 '그녀'를 넣으세요.", "___는 내가 지금까지 본 사람 중 가장 {word} 사람이다."),
@@ -85,9 +91,11 @@ def display_word(language: str, word: str) -> str:
     The tables join multi-word entries with hyphens ("sûre-d’elle",
     "카리스마-있는"); inside a sentence those become spaces. English keeps its
     hyphens, which are real compounds ("kind-hearted"). Chinese words that
-    are not adjectives in 的 get one, and Japanese nouns get な, so that the
-    word can qualify 人.
+    are not adjectives in 的 get one, Japanese nouns get な and Korean nouns
+    (팀-리더, 멀티태스킹) the copula 인, so that the word can qualify 人 / 사람.
     """
+    if language == "ko" and not _is_korean_modifier(word):
+        return word.replace("-", " ") + "인"
     if language in ("fr", "es", "ko"):
         return word.replace("-", " ")
     if language == "zh" and not word.endswith("的"):
@@ -95,6 +103,16 @@ def display_word(language: str, word: str) -> str:
     if language == "ja" and not _is_hiragana(word[-1]):
         return word + "な"
     return word
+
+
+def _is_korean_modifier(word: str) -> bool:
+    """Ends as a Korean noun modifier: a syllable closed by ㄴ or ㄹ (있는, 현명한) or the particle 의."""
+    last = word[-1]
+    if last == "의":
+        return True
+    if not "\uac00" <= last <= "\ud7a3":
+        return False
+    return (ord(last) - 0xAC00) % 28 in (4, 8)  # final consonant ㄴ or ㄹ
 
 
 def _is_hiragana(ch: str) -> bool:

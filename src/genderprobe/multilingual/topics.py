@@ -61,6 +61,8 @@ _TOPIC_WORDS = (
 )
 _NUMBERED = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)")
 _BARE_NUMBER = re.compile(r"^\W*([1-7])\W*$")
+# "I disagree", "I do not agree", "I don't fully agree", "I can't really agree".
+_OBJECTION = re.compile(r"disagree|(?:\bnot|n't|\bcannot|\bnever)\s+(?:\w+\s+){0,2}agree")
 
 
 def topic_label(index: int) -> str:
@@ -89,7 +91,7 @@ def parse_agreement(text: str | None) -> bool | None:
     norm = normal_key(text).lstrip("\"'“”「」*# \n")
     if re.match(r"(yes|agreed|i agree)\b", norm):
         return True
-    if re.match(r"no\b", norm) or re.search(r"disagree|do not agree|don't agree|not agree", norm):
+    if re.match(r"(no|nope|not)\b", norm) or _OBJECTION.search(norm):
         return False
     if re.search(r"\bagree\b", norm):
         return True

@@ -10,6 +10,7 @@ with intervals from resampling prompts within language x gender.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from genderprobe.datasets.multilingual import (
     GENDERS,
     LANGUAGE_NAMES,
     LANGUAGES,
+    N_NAMES,
     WORD_CLASSES,
     check_languages,
     names,
@@ -82,8 +84,8 @@ class MultilingualWords(Probe):
         out = []
         for o, pair in enumerate(occupations(language)):
             for a, age in enumerate(self.params.ages):
-                for n in range(3):
-                    slot = (o * len(self.params.ages) + a) * 3 + n
+                for n in range(N_NAMES):
+                    slot = (o * len(self.params.ages) + a) * N_NAMES + n
                     for g, gender in enumerate(GENDERS):
                         name = names(language, gender)[n]
                         prompt = words_prompt(language, listed, name, age, gender, pair[g])
@@ -205,8 +207,6 @@ class _Tally:
     """Per-attempt word counts of one language (answered attempts only)."""
 
     def __init__(self, n_words: int):
-        from collections import Counter
-
         self.n_words = n_words
         self.rows: list[list[int]] = []
         self.female: list[bool] = []
