@@ -162,3 +162,13 @@ def test_report_command_refuses_bad_input_in_one_sentence(tmp_path, levy):
 def test_render_report_needs_a_document():
     with pytest.raises(UserError):
         render_report([])
+
+
+def test_a_key_inside_a_model_spec_is_redacted_everywhere(levy):
+    doc = load_results(levy)
+    doc["model"] = "openai:gpt-4o-mini?key=sk-abcdefghijklmnop12345"
+    doc["judge"] = "anthropic:claude?token=Bearer abcdefghijklmnop"
+    page = render_report([(doc, "results.json")])
+    assert "sk-abcdefghijklmnop" not in page and "abcdefghijklmnop" not in page
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert "(redacted)" in title

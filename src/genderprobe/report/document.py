@@ -99,6 +99,10 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
             raise UserError(f"{source} is not a valid results file: evidence '{category}' must be a list of objects.")
     for key in ("probe", "model"):
         doc[key] = str(doc.get(key) or "unknown")
+    # Model specs reach titles, headings and leaderboards: a key pasted into one must not.
+    doc["model"] = redact(doc["model"])
+    if doc.get("judge") is not None:
+        doc["judge"] = redact(str(doc["judge"]))
     return doc
 
 
