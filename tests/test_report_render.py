@@ -49,7 +49,7 @@ def test_report_holds_every_metric_mark_and_table_value(levy):
     for name, mark in doc["marks"].items():
         assert f"{name} = " in page and f"mark {mark['mark']}, {html.escape(mark['meaning'])}" in page
     for table in doc["tables"]:
-        assert f"<caption>{html.escape(table['title'])}</caption>" in page
+        assert f'<p class="table-caption">{html.escape(table["title"])}</p>' in page
         for row in table["rows"]:
             assert f'data-value="{json.dumps(row[1]["value"])}"' in page
     assert page.count('<figure class="chart"') == len(doc["charts"])
@@ -77,7 +77,7 @@ def test_gallery_report_draws_every_known_chart_and_flags_the_unknown(gallery):
     assert len(re.findall(r"<svg\b", page)) >= len(known)
     assert "“sankey”, which this version of genderprobe cannot draw" in page
     assert "中文" in page and "한국어" in page and "看護師" in page
-    assert "Breakdown by language" in page  # a breakdown no chart draws gets its own forest plot
+    assert "Breakdown: language" in page  # a breakdown no chart draws gets its own forest plot
 
 
 def test_payload_answers_are_escaped_in_the_html(tmp_path, test_backend):
@@ -172,3 +172,25 @@ def test_a_key_inside_a_model_spec_is_redacted_everywhere(levy):
     assert "sk-abcdefghijklmnop" not in page and "abcdefghijklmnop" not in page
     title = re.search(r"<title>(.*?)</title>", page).group(1)
     assert "(redacted)" in title
+
+
+def test_breakdowns_a_chart_already_draws_get_no_second_plot(levy):
+    """Probes draw breakdowns as bars per series ("FF Appearance") or as forest rows named "seed type:
+    explicit"; each used to get a duplicate forest plot (six of 28 rows in a multilingual-dialogue report)."""
+    from genderprobe import charts
+    from genderprobe.stats import Estimate
+
+    doc = load_results(levy)
+    a, b, c = (Estimate(v, v - 0.1, v + 0.1, 10) for v in (0.1, 0.2, 0.3))
+    doc["charts"] = [
+        charts.bar("topics", "Topics per pairing", ["Appearance", "Money"], {"FF": [a, b], "MM": [c, a]}),
+        charts.forest("types", "r by type", {"seed type: explicit": b, "seed type: implicit": c}),
+    ]
+    doc["breakdowns"] = {
+        "topics_en": {"FF Appearance": a.to_json(), "FF Money": b.to_json(), "MM Appearance": c.to_json()},
+        "r_by_seed_type": {"explicit": b.to_json(), "implicit": c.to_json()},
+        "mse_by_seed_type": {"explicit": a.to_json(), "implicit": a.to_json()},  # drawn nowhere
+    }
+    page = render_report([(doc, "results.json")])
+    assert re.findall(r'data-chart-id="breakdown-([^"]+)"', page) == ["mse_by_seed_type"]
+    assert "<figcaption>Breakdown: mse_by_seed_type</figcaption>" in page

@@ -21,6 +21,8 @@ from genderprobe.report.svg import MARK_COLOURS
 SAMPLES_PER_CATEGORY = 20
 SHOWN_IN_FULL = ("undetected", "error", "errors")
 SAMPLE_FIELDS = ("prompt", "answer", "code")
+# The mark scale is drawn at the width its summary card gives it, so its text is not scaled down.
+MARK_SCALE_WIDTH = 480.0
 
 
 @dataclass
@@ -142,25 +144,48 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
         lo, hi = min(b[0] for b in bands), max(b[1] for b in bands)
         spec = {"id": f"mark-{name}", "title": f"{name} against its mark ranges", "x_range": [lo, hi],
                 "reference": None, "rows": [{"label": "", **estimate}]}
-        scale = forest.draw(spec, bands)
+        scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
     return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
                     estimate, scale)
 
 
+def _shown_estimates(spec: Any) -> list[tuple[str, tuple[Any, Any, Any]]]:
+    """(label, (value, ci_low, ci_high)) of every estimate a chart draws with its interval."""
+    if not isinstance(spec, dict):
+        return []
+    out = []
+    if spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
+        out = [(str(r.get("label")), r) for r in spec["rows"] if isinstance(r, dict)]
+    elif spec.get("type") == "bar" and isinstance(spec.get("categories"), list):
+        for series in spec.get("series") or []:
+            points = series.get("points") if isinstance(series, dict) else None
+            if isinstance(points, list):  # a group may be named by its category, or by series and category
+                name = str(series.get("name"))
+                out += [(f"{c} | {name} {c} | {c} {name}", p) for c, p in zip(spec["categories"], points)
+                        if isinstance(p, dict)]
+    return [(label, (e.get("value"), e.get("ci_low"), e.get("ci_high"))) for label, e in out]
+
+
+def _drawn(groups: dict[str, Any], shown: list[tuple[str, tuple[Any, Any, Any]]]) -> bool:
+    """Whether one chart already draws every group of a breakdown: the same estimate, under a label
+    that is the group's or names it ("seed type: explicit" for the group "explicit")."""
+    for group, est in groups.items():
+        key = (est.get("value"), est.get("ci_low"), est.get("ci_high")) if isinstance(est, dict) else None
+        if not any(numbers == key and (label == group or str(group) in label) for label, numbers in shown):
+            return False
+    return True
+
+
 def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
-    """Forest plots of breakdowns that no chart of the probe already draws."""
-    drawn = []
-    for spec in doc["charts"]:
-        if isinstance(spec, dict) and spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
-            drawn.append([(r.get("label"), r.get("value")) for r in spec["rows"] if isinstance(r, dict)])
+    """Forest plots of breakdowns that no chart of the probe already draws (as a forest or as bars)."""
+    shown = [_shown_estimates(spec) for spec in doc["charts"]]
     out = []
     for dim, groups in doc["breakdowns"].items():
-        if not isinstance(groups, dict):
+        if not isinstance(groups, dict) or (groups and any(_drawn(groups, s) for s in shown)):
             continue
         rows = [{"label": g, **(e if isinstance(e, dict) else {"value": None})} for g, e in groups.items()]
-        if [(r["label"], r.get("value")) for r in rows] in drawn:
-            continue
-        spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown by {dim}", "rows": rows,
+        # Dimensions are named by the probe ("topic", "mse_by_seed_type", "bias(W,M) by label"): shown as given.
+        spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown: {dim}", "rows": rows,
                 "reference": None, "x_label": ""}
         out.append(FigureView(spec["id"], spec["title"], "forest", forest.draw(spec)))
     return out
