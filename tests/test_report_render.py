@@ -194,3 +194,32 @@ def test_breakdowns_a_chart_already_draws_get_no_second_plot(levy):
     page = render_report([(doc, "results.json")])
     assert re.findall(r'data-chart-id="breakdown-([^"]+)"', page) == ["mse_by_seed_type"]
     assert "<figcaption>Breakdown: mse_by_seed_type</figcaption>" in page
+
+
+def test_a_minimal_or_odd_results_file_renders_instead_of_a_traceback(tmp_path, levy):
+    """Only 'probe' and 'metrics' are required; a file with 'run': null used to raise jinja2's UndefinedError."""
+    minimal = tmp_path / "minimal.json"
+    write_json(minimal, {"probe": "p", "metrics": {"m": {"value": 0.5}}, "marks": {"m": {"ranges": {"A": [[0, 1]]}}},
+                         "tables": [{"columns": ["a"], "rows": [[1]]}], "run": None})
+    odd = tmp_path / "odd.json"
+    doc = load_results(levy)
+    doc["metrics"]["odd"] = {"value": "abc", "ci_low": [1], "ci_high": {"a": 1}}
+    doc["created"] = 5
+    doc["charts"] += [
+        {"type": "forest", "id": "f", "title": None, "rows": [{"label": {"a": 1}, "value": "x"}]},
+        {"type": "bar", "id": "b", "categories": ["a"], "series": [{"name": None, "points": ["x"]}]},
+        {"type": "histogram", "id": "h", "edges": [0, 1], "series": [{"name": "s", "counts": ["x"]}]},
+        {"type": "scatter", "id": "s", "points": [["a", None]]},
+    ]
+    doc["evidence"]["odd"] = [{"prompt": ["x"], "answer": None}]
+    write_json(odd, doc)
+    out = tmp_path / "r.html"
+    for args in (["report", str(minimal)], ["report", str(odd)], ["compare", str(minimal), str(odd)]):
+        result = run_cli(*args, "-o", str(out))
+        assert result.exit_code == 0, result.output
+        out.unlink()
+    bad_mark = tmp_path / "bad_mark.json"
+    write_json(bad_mark, {"probe": "p", "metrics": {"m": {"value": 0.5}}, "marks": {"m": "A"}})
+    result = run_cli("report", str(bad_mark), "-o", str(out))
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert result.output.strip().endswith("bad_mark.json is not a valid results file: mark 'm' must be a mapping.")

@@ -90,12 +90,24 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
             doc[key] = shape()
         elif not isinstance(value, shape):
             raise UserError(f"{source} is not a valid results file: '{key}' must be a {'list' if shape is list else 'mapping'}.")
+    # Optional keys are filled in, so the templates (strict about missing names) never meet a gap.
     for name, est in doc["metrics"].items():
         if not isinstance(est, dict) or "value" not in est:
             raise UserError(f"{source} is not a valid results file: metric '{name}' has no value.")
+    doc["metrics"] = {name: {"ci_low": None, "ci_high": None, "n": None, **est} for name, est in doc["metrics"].items()}
+    for name, m in doc["marks"].items():
+        if not isinstance(m, dict):
+            raise UserError(f"{source} is not a valid results file: mark '{name}' must be a mapping.")
+    doc["marks"] = {name: {"mark": None, **m} for name, m in doc["marks"].items()}
     for t in doc["tables"]:
         if not isinstance(t, dict) or not isinstance(t.get("columns"), list) or not isinstance(t.get("rows"), list):
             raise UserError(f"{source} is not a valid results file: every table needs 'columns' and 'rows' lists.")
+        if any(not isinstance(row, list) for row in t["rows"]):
+            raise UserError(f"{source} is not a valid results file: each row of table '{t.get('title', '')}' "
+                            "must be a list.")
+    doc["tables"] = [{"title": "", "note": None, **t} for t in doc["tables"]]
+    for key in ("created", "summary", "judge", "records_file"):
+        doc.setdefault(key, None)
     for category, samples in doc["evidence"].items():
         if not isinstance(samples, list) or any(not isinstance(s, dict) for s in samples):
             raise UserError(f"{source} is not a valid results file: evidence '{category}' must be a list of objects.")
