@@ -99,3 +99,21 @@ def test_compare_refuses_a_single_file_in_one_sentence(runs, tmp_path):
     assert not (tmp_path / "c.html").exists()
     with pytest.raises(UserError):
         render_comparison(pairs([runs["reference:random"]]))
+
+
+def test_leaderboard_prints_markup_in_results_as_text_and_keeps_keys_out(runs, tmp_path):
+    """A system prompt holding rich markup used to crash compare with a MarkupError traceback."""
+    doc = load_results(runs["reference:random"])
+    doc["parameters"]["system_prompt"] = "Answer [/bold] only, [red]briefly[/red]"
+    doc["model"] = "openai:gpt-4o-mini?api_key=sk-abcdefghijklmnop12345 [/x]"
+    evil = tmp_path / "evil" / "results.json"
+    evil.parent.mkdir()
+    evil.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "c.html"
+    result = CliRunner().invoke(main, ["compare", str(evil), str(runs["reference:biased"]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Answer [/bold] only, [red]briefly[/red]" in result.output.replace("\n", "")
+    assert "[/x]" in result.output
+    page = out.read_text(encoding="utf-8")
+    assert "sk-abcdefghijklmnop" not in result.output and "sk-abcdefghijklmnop" not in page
+    assert "api_key=(redacted)" in page

@@ -37,6 +37,7 @@ return Array.from(document.querySelectorAll('figure.chart')).map(f => {
   return {id: f.dataset.chartId, type: f.dataset.chartType, hasSvg: !!svg,
           elements: svg ? svg.querySelectorAll('*').length : 0,
           width: box ? box.width : 0, height: box ? box.height : 0,
+          drawnWidth: svg ? svg.viewBox.baseVal.width : 0,
           marks: svg && sel ? svg.querySelectorAll(sel).length : null};
 });
 """
@@ -83,10 +84,16 @@ def check_clean_load_and_charts(browser, html: Path, docs: list[dict], *, every_
     state = browser.js(CHART_STATE, {t: sel for t, (sel, _) in EXPECTED_MARKS.items()})
     specs = {c["id"]: c for d in docs for c in d["charts"]}
     drawn = [s for s in state if s["type"] in EXPECTED_MARKS]
+    page_width = browser.js("return document.querySelector('main').clientWidth") - 60
+    scales = browser.js("return Array.from(document.querySelectorAll('.markcard svg')).map(s => "
+                        "[s.getBoundingClientRect().width, s.viewBox.baseVal.width])")
+    assert all(shown >= drawn_at - 1 for shown, drawn_at in scales), scales  # mark scales, likewise
     assert drawn, "no charts on the page"
     for chart in drawn:
         assert chart["hasSvg"] and chart["elements"] > 0, chart
         assert chart["width"] > 100 and chart["height"] > 40, chart
+        # Drawn at its own width, not squeezed beside its table (which shrank 12px labels to 8px).
+        assert chart["width"] >= min(chart["drawnWidth"], page_width) - 1, chart
         spec = specs.get(chart["id"])
         if spec is not None:  # a probe's own chart: one mark per value it holds
             assert chart["marks"] == EXPECTED_MARKS[spec["type"]][1](spec), chart

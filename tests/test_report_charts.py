@@ -153,3 +153,25 @@ def test_number_formats():
     assert format.estimate({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}) == "0.500 [0.400, 0.600]"
     assert format.estimate({"value": None, "ci_low": None, "ci_high": None}) == "undefined"
     assert format.when("2026-01-31T14:05:00+00:00") == "2026-01-31 14:05 UTC"
+
+
+def test_a_ratio_heatmap_centred_on_parity_colours_one_third_and_three_alike():
+    """Disparate impact 1/3 and 3 are equal bias either way; a linear scale drew 1/3 pale and legended -1."""
+    fig = draw(charts.heatmap("di", "DI", ["standout", "communal"], ["en"], [[1 / 3], [3.0]], center=1.0,
+                              value_label="disparate impact"))
+    root = parse(fig)
+    strength = {e.find(NS + "title").text.split(":")[0]: e.get("fill") for e in root.iter(NS + "rect")
+                if e.get("class") == "cell"}
+    low, high = (int(strength[k][1:3], 16) for k in ("standout · en", "communal · en"))
+    # Equally far from neutral: 1/3 as deep a blue as 3 is a red (their red channels mirror).
+    assert low == 33 and high == 178
+    ticks = [t.text for t in root.iter(NS + "text") if t.get("class") == "tick"]
+    assert ticks[:2] == ["0.333", "3"] and not any(t.startswith("-") for t in ticks)
+    assert "(log scale)" in "".join(root.itertext())
+    assert fig.columns == ["", "en"]  # the row-label column is not named after the values
+
+
+def test_a_heatmap_centred_elsewhere_stays_linear():
+    fig = draw(charts.heatmap("b", "B", ["x"], ["a", "b"], [[-2.0, 1.0]], center=0.0, value_label="bias"))
+    ticks = [t.text for t in parse(fig).iter(NS + "text") if t.get("class") == "tick"]
+    assert ticks[:2] == ["-2", "2"] and "(log scale)" not in "".join(parse(fig).itertext())

@@ -49,7 +49,7 @@ def test_report_holds_every_metric_mark_and_table_value(levy):
     for name, mark in doc["marks"].items():
         assert f"{name} = " in page and f"mark {mark['mark']}, {html.escape(mark['meaning'])}" in page
     for table in doc["tables"]:
-        assert f"<caption>{html.escape(table['title'])}</caption>" in page
+        assert f'<p class="table-caption">{html.escape(table["title"])}</p>' in page
         for row in table["rows"]:
             assert f'data-value="{json.dumps(row[1]["value"])}"' in page
     assert page.count('<figure class="chart"') == len(doc["charts"])
@@ -77,7 +77,7 @@ def test_gallery_report_draws_every_known_chart_and_flags_the_unknown(gallery):
     assert len(re.findall(r"<svg\b", page)) >= len(known)
     assert "“sankey”, which this version of genderprobe cannot draw" in page
     assert "中文" in page and "한국어" in page and "看護師" in page
-    assert "Breakdown by language" in page  # a breakdown no chart draws gets its own forest plot
+    assert "Breakdown: language" in page  # a breakdown no chart draws gets its own forest plot
 
 
 def test_payload_answers_are_escaped_in_the_html(tmp_path, test_backend):
@@ -162,3 +162,64 @@ def test_report_command_refuses_bad_input_in_one_sentence(tmp_path, levy):
 def test_render_report_needs_a_document():
     with pytest.raises(UserError):
         render_report([])
+
+
+def test_a_key_inside_a_model_spec_is_redacted_everywhere(levy):
+    doc = load_results(levy)
+    doc["model"] = "openai:gpt-4o-mini?key=sk-abcdefghijklmnop12345"
+    doc["judge"] = "anthropic:claude?token=Bearer abcdefghijklmnop"
+    page = render_report([(doc, "results.json")])
+    assert "sk-abcdefghijklmnop" not in page and "abcdefghijklmnop" not in page
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert "(redacted)" in title
+
+
+def test_breakdowns_a_chart_already_draws_get_no_second_plot(levy):
+    """Probes draw breakdowns as bars per series ("FF Appearance") or as forest rows named "seed type:
+    explicit"; each used to get a duplicate forest plot (six of 28 rows in a multilingual-dialogue report)."""
+    from genderprobe import charts
+    from genderprobe.stats import Estimate
+
+    doc = load_results(levy)
+    a, b, c = (Estimate(v, v - 0.1, v + 0.1, 10) for v in (0.1, 0.2, 0.3))
+    doc["charts"] = [
+        charts.bar("topics", "Topics per pairing", ["Appearance", "Money"], {"FF": [a, b], "MM": [c, a]}),
+        charts.forest("types", "r by type", {"seed type: explicit": b, "seed type: implicit": c}),
+    ]
+    doc["breakdowns"] = {
+        "topics_en": {"FF Appearance": a.to_json(), "FF Money": b.to_json(), "MM Appearance": c.to_json()},
+        "r_by_seed_type": {"explicit": b.to_json(), "implicit": c.to_json()},
+        "mse_by_seed_type": {"explicit": a.to_json(), "implicit": a.to_json()},  # drawn nowhere
+    }
+    page = render_report([(doc, "results.json")])
+    assert re.findall(r'data-chart-id="breakdown-([^"]+)"', page) == ["mse_by_seed_type"]
+    assert "<figcaption>Breakdown: mse_by_seed_type</figcaption>" in page
+
+
+def test_a_minimal_or_odd_results_file_renders_instead_of_a_traceback(tmp_path, levy):
+    """Only 'probe' and 'metrics' are required; a file with 'run': null used to raise jinja2's UndefinedError."""
+    minimal = tmp_path / "minimal.json"
+    write_json(minimal, {"probe": "p", "metrics": {"m": {"value": 0.5}}, "marks": {"m": {"ranges": {"A": [[0, 1]]}}},
+                         "tables": [{"columns": ["a"], "rows": [[1]]}], "run": None})
+    odd = tmp_path / "odd.json"
+    doc = load_results(levy)
+    doc["metrics"]["odd"] = {"value": "abc", "ci_low": [1], "ci_high": {"a": 1}}
+    doc["created"] = 5
+    doc["charts"] += [
+        {"type": "forest", "id": "f", "title": None, "rows": [{"label": {"a": 1}, "value": "x"}]},
+        {"type": "bar", "id": "b", "categories": ["a"], "series": [{"name": None, "points": ["x"]}]},
+        {"type": "histogram", "id": "h", "edges": [0, 1], "series": [{"name": "s", "counts": ["x"]}]},
+        {"type": "scatter", "id": "s", "points": [["a", None]]},
+    ]
+    doc["evidence"]["odd"] = [{"prompt": ["x"], "answer": None}]
+    write_json(odd, doc)
+    out = tmp_path / "r.html"
+    for args in (["report", str(minimal)], ["report", str(odd)], ["compare", str(minimal), str(odd)]):
+        result = run_cli(*args, "-o", str(out))
+        assert result.exit_code == 0, result.output
+        out.unlink()
+    bad_mark = tmp_path / "bad_mark.json"
+    write_json(bad_mark, {"probe": "p", "metrics": {"m": {"value": 0.5}}, "marks": {"m": "A"}})
+    result = run_cli("report", str(bad_mark), "-o", str(out))
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert result.output.strip().endswith("bad_mark.json is not a valid results file: mark 'm' must be a mapping.")

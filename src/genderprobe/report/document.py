@@ -21,6 +21,8 @@ from genderprobe.report.svg import MARK_COLOURS
 SAMPLES_PER_CATEGORY = 20
 SHOWN_IN_FULL = ("undetected", "error", "errors")
 SAMPLE_FIELDS = ("prompt", "answer", "code")
+# The mark scale is drawn at the width its summary card gives it, so its text is not scaled down.
+MARK_SCALE_WIDTH = 480.0
 
 
 @dataclass
@@ -88,17 +90,33 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
             doc[key] = shape()
         elif not isinstance(value, shape):
             raise UserError(f"{source} is not a valid results file: '{key}' must be a {'list' if shape is list else 'mapping'}.")
+    # Optional keys are filled in, so the templates (strict about missing names) never meet a gap.
     for name, est in doc["metrics"].items():
         if not isinstance(est, dict) or "value" not in est:
             raise UserError(f"{source} is not a valid results file: metric '{name}' has no value.")
+    doc["metrics"] = {name: {"ci_low": None, "ci_high": None, "n": None, **est} for name, est in doc["metrics"].items()}
+    for name, m in doc["marks"].items():
+        if not isinstance(m, dict):
+            raise UserError(f"{source} is not a valid results file: mark '{name}' must be a mapping.")
+    doc["marks"] = {name: {"mark": None, **m} for name, m in doc["marks"].items()}
     for t in doc["tables"]:
         if not isinstance(t, dict) or not isinstance(t.get("columns"), list) or not isinstance(t.get("rows"), list):
             raise UserError(f"{source} is not a valid results file: every table needs 'columns' and 'rows' lists.")
+        if any(not isinstance(row, list) for row in t["rows"]):
+            raise UserError(f"{source} is not a valid results file: each row of table '{t.get('title', '')}' "
+                            "must be a list.")
+    doc["tables"] = [{"title": "", "note": None, **t} for t in doc["tables"]]
+    for key in ("created", "summary", "judge", "records_file"):
+        doc.setdefault(key, None)
     for category, samples in doc["evidence"].items():
         if not isinstance(samples, list) or any(not isinstance(s, dict) for s in samples):
             raise UserError(f"{source} is not a valid results file: evidence '{category}' must be a list of objects.")
     for key in ("probe", "model"):
         doc[key] = str(doc.get(key) or "unknown")
+    # Model specs reach titles, headings and leaderboards: a key pasted into one must not.
+    doc["model"] = redact(doc["model"])
+    if doc.get("judge") is not None:
+        doc["judge"] = redact(str(doc["judge"]))
     return doc
 
 
@@ -138,25 +156,48 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
         lo, hi = min(b[0] for b in bands), max(b[1] for b in bands)
         spec = {"id": f"mark-{name}", "title": f"{name} against its mark ranges", "x_range": [lo, hi],
                 "reference": None, "rows": [{"label": "", **estimate}]}
-        scale = forest.draw(spec, bands)
+        scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
     return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
                     estimate, scale)
 
 
+def _shown_estimates(spec: Any) -> list[tuple[str, tuple[Any, Any, Any]]]:
+    """(label, (value, ci_low, ci_high)) of every estimate a chart draws with its interval."""
+    if not isinstance(spec, dict):
+        return []
+    out = []
+    if spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
+        out = [(str(r.get("label")), r) for r in spec["rows"] if isinstance(r, dict)]
+    elif spec.get("type") == "bar" and isinstance(spec.get("categories"), list):
+        for series in spec.get("series") or []:
+            points = series.get("points") if isinstance(series, dict) else None
+            if isinstance(points, list):  # a group may be named by its category, or by series and category
+                name = str(series.get("name"))
+                out += [(f"{c} | {name} {c} | {c} {name}", p) for c, p in zip(spec["categories"], points)
+                        if isinstance(p, dict)]
+    return [(label, (e.get("value"), e.get("ci_low"), e.get("ci_high"))) for label, e in out]
+
+
+def _drawn(groups: dict[str, Any], shown: list[tuple[str, tuple[Any, Any, Any]]]) -> bool:
+    """Whether one chart already draws every group of a breakdown: the same estimate, under a label
+    that is the group's or names it ("seed type: explicit" for the group "explicit")."""
+    for group, est in groups.items():
+        key = (est.get("value"), est.get("ci_low"), est.get("ci_high")) if isinstance(est, dict) else None
+        if not any(numbers == key and (label == group or str(group) in label) for label, numbers in shown):
+            return False
+    return True
+
+
 def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
-    """Forest plots of breakdowns that no chart of the probe already draws."""
-    drawn = []
-    for spec in doc["charts"]:
-        if isinstance(spec, dict) and spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
-            drawn.append([(r.get("label"), r.get("value")) for r in spec["rows"] if isinstance(r, dict)])
+    """Forest plots of breakdowns that no chart of the probe already draws (as a forest or as bars)."""
+    shown = [_shown_estimates(spec) for spec in doc["charts"]]
     out = []
     for dim, groups in doc["breakdowns"].items():
-        if not isinstance(groups, dict):
+        if not isinstance(groups, dict) or (groups and any(_drawn(groups, s) for s in shown)):
             continue
         rows = [{"label": g, **(e if isinstance(e, dict) else {"value": None})} for g, e in groups.items()]
-        if [(r["label"], r.get("value")) for r in rows] in drawn:
-            continue
-        spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown by {dim}", "rows": rows,
+        # Dimensions are named by the probe ("topic", "mse_by_seed_type", "bias(W,M) by label"): shown as given.
+        spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown: {dim}", "rows": rows,
                 "reference": None, "x_label": ""}
         out.append(FigureView(spec["id"], spec["title"], "forest", forest.draw(spec)))
     return out

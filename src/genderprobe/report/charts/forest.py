@@ -24,7 +24,8 @@ from genderprobe.report.svg import Linear, el, text
 Band = tuple[float, float, str, str]  # low, high, colour, name (mark ranges behind a comparison)
 
 
-def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
+def draw(spec: dict[str, Any], bands: Sequence[Band] = (), *, width: float = WIDTH) -> Figure:
+    """``width``: the SVG's width in pixels (narrower for the mark scales in the summary cards)."""
     rows = need_list(spec, "rows")
     for r in rows:
         if not isinstance(r, dict):
@@ -35,7 +36,7 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
     columns = ["group", "value [95% CI]", "n"]
     title = str(spec.get("title", ""))
     if not rows:
-        return Figure(svg.no_data(WIDTH, "No groups to show.", title), columns, table)
+        return Figure(svg.no_data(width, "No groups to show.", title), columns, table)
 
     points = [estimate_parts(r) for r in rows]
     reference = svg.finite(spec.get("reference"))
@@ -51,9 +52,10 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
     left = label_width(labels)
     readings = [_reading(p) for p in points]
     value_col = max(svg.text_width(r) for r in readings) * 1.08 + 18
-    top = 8.0 + (16.0 if ROW_HEIGHT * len(rows) > TALL else 0.0)
+    # Band letters sit in a strip above the rows, clear of the points and intervals.
+    top = 8.0 + (16.0 if ROW_HEIGHT * len(rows) > TALL else 0.0) + (12.0 if bands else 0.0)
     bottom = top + ROW_HEIGHT * len(rows)
-    x = Linear(d0, d1, left, WIDTH - value_col)
+    x = Linear(d0, d1, left, width - value_col)
     parts = []
     for lo, hi, colour, name in bands:
         a, b = x(max(d0, lo)), x(min(d1, hi))
@@ -61,7 +63,7 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
             parts.append(el("rect", {"x": a, "y": top, "width": b - a, "height": bottom - top,
                                      "fill": colour, "class": "band"}, [el("title", {}, name)]))
             if b - a >= 14:
-                parts.append(text((a + b) / 2, bottom - 3, name[-1:], anchor="middle", cls="band-label"))
+                parts.append(text((a + b) / 2, top - 3, name[-1:], anchor="middle", cls="band-label"))
     parts += x_axis(x, ticks, top, bottom, str(spec.get("x_label") or ""))
     if reference is not None and d0 <= reference <= d1:
         parts.append(el("line", {"x1": x(reference), "x2": x(reference), "y1": top, "y2": bottom,
@@ -84,9 +86,9 @@ def draw(spec: dict[str, Any], bands: Sequence[Band] = ()) -> Figure:
                                              "class": "ci"}))
             parts.append(el("circle", {"cx": x(clamp(value)), "cy": y, "r": 4.5, "class": "pt"},
                             [el("title", {}, f"{label}: {reading}")]))
-        parts.append(text(WIDTH - value_col + 10, y + 4, reading, cls="reading"))
+        parts.append(text(width - value_col + 10, y + 4, reading, cls="reading"))
     height = bottom + AXIS_HEIGHT
-    return Figure(svg.svg(WIDTH, height, parts, label=title), columns, table)
+    return Figure(svg.svg(width, height, parts, label=title), columns, table)
 
 
 def _reading(point: tuple[float | None, float | None, float | None]) -> str:

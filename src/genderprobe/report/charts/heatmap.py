@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from genderprobe.report import svg
@@ -26,8 +27,22 @@ def _mix(a: tuple[int, int, int], b: tuple[int, int, int], t: float) -> str:
 
 
 def _scale(values: list[float], center: float | None):
-    """value -> (fill colour, strength 0..1); diverging when a centre is given."""
+    """(value -> (fill colour, strength 0..1), legend low end, legend high end, whether the scale is a ratio's).
+
+    Diverging when a centre is given. Centred on 1.0 with only positive values,
+    the values are ratios (disparate impact, parity at 1.0): there the colours are
+    symmetric in log space, so 1/3 and 3 (equal bias either way) are equally
+    strong, and the scale never reaches impossible values below zero.
+    """
     lo, hi = min(values, default=0.0), max(values, default=1.0)
+    if center == 1.0 and values and lo > 0:
+        spread = max(abs(math.log(hi / center)), abs(math.log(center / lo))) or math.log(2)
+
+        def colour(v: float) -> tuple[str, float]:
+            t = max(-1.0, min(1.0, math.log(max(v, 1e-300) / center) / spread))
+            return (_mix(MID, HIGH, t) if t >= 0 else _mix(MID, LOW, -t)), abs(t)
+
+        return colour, center / math.exp(spread), center * math.exp(spread), True
     if center is not None:
         spread = max(abs(hi - center), abs(center - lo)) or 1.0
 
@@ -35,14 +50,14 @@ def _scale(values: list[float], center: float | None):
             t = max(-1.0, min(1.0, (v - center) / spread))
             return (_mix(MID, HIGH, t) if t >= 0 else _mix(MID, LOW, -t)), abs(t)
 
-        return colour, center - spread, center + spread
+        return colour, center - spread, center + spread, False
     span = (hi - lo) or 1.0
 
     def colour(v: float) -> tuple[str, float]:
         t = (v - lo) / span
         return _mix(MID, LOW, t), t
 
-    return colour, lo, lo + span
+    return colour, lo, lo + span, False
 
 
 def draw(spec: dict[str, Any]) -> Figure:
@@ -53,14 +68,14 @@ def draw(spec: dict[str, Any]) -> Figure:
         raise malformed(spec, f"'values' must hold {len(rows)} rows of {len(cols)} values")
     value_label = str(spec.get("value_label") or "")
     table = [[r, *vals] for r, vals in zip(rows, values)]
-    columns = [value_label or "", *cols]
+    columns = ["", *cols]  # the first column holds the row labels; the values' name is in the legend
     title = str(spec.get("title", ""))
     if not rows or not cols:
         return Figure(svg.no_data(WIDTH, "No cells to show.", title), columns, table)
 
     center = svg.finite(spec.get("center"))
     nums = [svg.finite(v) for r in values for v in r]
-    colour, d0, d1 = _scale([v for v in nums if v is not None], center)
+    colour, d0, d1, ratio = _scale([v for v in nums if v is not None], center)
     left = label_width(rows, 200)
     cell_w = max(16.0, min(64.0, (WIDTH - left - 10) / len(cols)))
     head = min(110.0, max(svg.text_width(c) for c in cols) * 0.75 + 16)
@@ -91,24 +106,31 @@ def draw(spec: dict[str, Any]) -> Figure:
                 parts.append(text(x + cell_w / 2, y + CELL_H / 2 + 4, f"{v:.2f}", anchor="middle",
                                   cls="cell-value light" if strength > 0.6 else "cell-value"))
     bottom = top + CELL_H * len(rows) + 14
-    parts += _legend(colour, d0, d1, center, left, bottom, value_label)
+    parts += _legend(colour, d0, d1, center, left, bottom, value_label, ratio)
     return Figure(svg.svg(width, bottom + 44, parts, label=title), columns, table)
 
 
-def _legend(colour, d0: float, d1: float, center: float | None, x: float, y: float, label: str) -> list:
-    """A stepped colour key with its ends and the neutral centre marked."""
+def _legend(colour, d0: float, d1: float, center: float | None, x: float, y: float, label: str,
+            ratio: bool = False) -> list:
+    """A stepped colour key with its ends and the neutral centre marked (log-spaced steps for a ratio)."""
     step_w = 18.0
     parts = []
     for k in range(STEPS):
-        v = d0 + (d1 - d0) * k / (STEPS - 1)
+        f = k / (STEPS - 1)
+        v = d0 * (d1 / d0) ** f if ratio else d0 + (d1 - d0) * f
         parts.append(el("rect", {"x": x + step_w * k, "y": y, "width": step_w, "height": 10, "fill": colour(v)[0]}))
     end = x + step_w * STEPS
-    parts.append(text(x, y + 24, svg.tick_label(round(d0, 3)), anchor="start", cls="tick"))
-    parts.append(text(end, y + 24, svg.tick_label(round(d1, 3)), anchor="end", cls="tick"))
+    parts.append(text(x, y + 24, _end_label(d0), anchor="start", cls="tick"))
+    parts.append(text(end, y + 24, _end_label(d1), anchor="end", cls="tick"))
     if center is not None:
         mid = x + step_w * STEPS / 2
         parts.append(el("line", {"x1": mid, "x2": mid, "y1": y - 3, "y2": y + 13, "class": "reference"}))
         parts.append(text(mid, y + 24, svg.tick_label(center), anchor="middle", cls="tick"))
     if label:
-        parts.append(text(end + 12, y + 9, svg.truncate(label, 300), full=label, cls="axis-title"))
+        note = " (log scale)" if ratio else ""
+        parts.append(text(end + 12, y + 9, svg.truncate(label + note, 300), full=label + note, cls="axis-title"))
     return parts
+
+
+def _end_label(v: float) -> str:
+    return svg.tick_label(float(f"{v:.3g}"))
