@@ -231,3 +231,19 @@ def test_cli_bad_annotation_file_leaves_no_output(tmp_path):
     assert result.exit_code == 2
     assert "Line 3 of" in result.output and "same item 3 as both best and worst" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [["design", "--n", "20"], ["reliability", "ANN"]])
+def test_cli_negative_seed_is_refused_without_traceback(tmp_path, args):
+    src = tmp_path / "ann.csv"
+    src.write_text(HEADER + "1,2,3,4,1,2\n1,2,3,4,2,1\n", encoding="utf-8")
+    result = invoke("bws", *[str(src) if a == "ANN" else a for a in args], "--seed", "-1")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "-1 is not in the range x>=0" in result.output
+    with pytest.raises(UserError, match="seed must be a whole number of at least 0"):
+        bws.design_tuples(20, seed=-1)
+
+
+def test_cli_design_names_the_number_of_items_given():
+    result = invoke("bws", "design", "--n", "-5")
+    assert result.exit_code == 2 and "got -5" in result.output

@@ -53,7 +53,7 @@ def design_tuples(n_items: int, *, seed: int = 0, restarts: int = 20, max_sweeps
             f"A Best-Worst Scaling design needs at least {MIN_ITEMS} items so that every item can "
             f"sit in {APPEARANCES} 4-tuples with no two tuples sharing more than 2 items; got {n_items!r}."
         )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     for _ in range(restarts):
         stream = np.concatenate([rng.permutation(n_items) for _ in range(APPEARANCES)])
         tuples = stream.reshape(-1, TUPLE_SIZE).copy()
@@ -63,6 +63,12 @@ def design_tuples(n_items: int, *, seed: int = 0, restarts: int = 20, max_sweeps
         f"No Best-Worst Scaling design was found for {n_items} items with seed {seed}; "
         f"try another --seed or more items."
     )
+
+
+def _seed(seed: int) -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UserError(f"The seed must be a whole number of at least 0; got {seed!r}.")
+    return seed
 
 
 def _triples(row: np.ndarray | list[int]) -> list[tuple[int, ...]]:
@@ -320,7 +326,7 @@ def split_half_reliability(annotations: Annotations, *, repetitions: int = 100, 
         raise UserError(f"The number of split-half repetitions must be a whole number of at least 1; got {repetitions!r}.")
     if (np.bincount(annotations.tuple_of) < 2).all():
         raise UserError("Split-half reliability needs tuples annotated at least twice; every tuple here has one annotation.")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     halves = split_halves(annotations, repetitions, rng)
     n = annotations.n_items
     a = np.empty((repetitions, n))
