@@ -247,3 +247,11 @@ def test_cli_negative_seed_is_refused_without_traceback(tmp_path, args):
 def test_cli_design_names_the_number_of_items_given():
     result = invoke("bws", "design", "--n", "-5")
     assert result.exit_code == 2 and "got -5" in result.output
+
+
+def test_cli_reads_a_csv_saved_with_a_byte_order_mark(tmp_path):
+    src = tmp_path / "ann.csv"
+    src.write_bytes(b"\xef\xbb\xbf" + (HEADER + "1,2,3,4,1,2\n").encode())
+    result = invoke("bws", "score", str(src))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[:2] == ["id,score,score_normalized", "1,1.0,1.0"]
