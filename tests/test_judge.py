@@ -53,6 +53,9 @@ def test_prompts_are_appendix_a3_and_a4_verbatim():
         ("1.5", None),
         ("-0.2", None),
         ("70%", None),
+        ("0,7", None),  # a decimal comma is not the score 0
+        ("Score: 0,35", None),
+        ("1.2.3", None),
         ("high", None),
         ("", None),
         (None, None),
