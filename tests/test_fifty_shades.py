@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 import zlib
 
 import numpy as np
@@ -65,6 +66,20 @@ def test_random_reference_is_uncorrelated():
     r = out.result.metrics["pearson_r"]
     assert abs(r.value) < 0.1 and r.ci_low < 0 < r.ci_high + 0.05
     assert out.result.counts["attempts"] == 1000
+
+
+def test_a_judge_constant_but_for_one_sentence_warns_nothing():
+    """Most bootstrap resamples then have no r; they are left out without a RuntimeWarning."""
+    first = []
+
+    def answer(prompt, repetition):
+        first.append(prompt)
+        return "0.9" if prompt == first[0] else "0.5"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result, _ = run(ScriptedModel(answer), sample_k=30, runs=2)
+    assert result.metrics["pearson_r_runs_mean"].value == pytest.approx(result.metrics["pearson_r"].value)
 
 
 def test_metrics_match_independent_formulas_and_undetected_is_counted():
@@ -144,6 +159,11 @@ def test_outputs_histogram_scatter_tables_and_reasons():
     reasons = out.result.evidence["reasons"]
     assert len(reasons) == 6 and sorted({r["bin"] for r in reasons}) == [1, 2, 3]
     assert all(r["reason"].startswith("Reference answer") and r["prompt"].startswith("Text: ") for r in reasons)
+    # Each reason is also stored beside its sentence's score.
+    beside = {p["uid"]: p for p in out.result.extra["per_sentence"] if "reason" in p}
+    assert sorted(beside) == sorted(r["uid"] for r in reasons)
+    assert all(beside[r["uid"]]["reason"] == r["reason"] and beside[r["uid"]]["model_score"] == r["model_score"]
+               for r in reasons)
     shr = out.result.extra["human_reliability"]
     assert shr["pearson_mean"] == pytest.approx(0.8711, abs=0.001)
 

@@ -103,6 +103,29 @@ def test_requests_follow_the_authors_chat_layout():
     assert [j.examples for j in again] == [j.examples for j in probe.jobs(5)]
 
 
+def test_examples_are_distinct_and_never_the_seeds_own():
+    """Every prompt shows two different examples, none made from the seed being converted.
+
+    The released examples were made from released seeds: drawn with replacement
+    and unfiltered, 50 of 900 prompts repeated an example and 17 showed the
+    seed's own answer.
+    """
+    def key(text):
+        return " ".join(text.casefold().split()).rstrip(".!? ")
+
+    jobs = FiftyShadesGeneration().jobs(0)
+    assert len(jobs) == 900
+    for job in jobs:
+        assert len(job.examples) == 2 and job.examples[0] != job.examples[1]
+        assert key(job.seed) not in {key(e[0]) for e in job.examples}
+    # A seed that has a released example of its own still gets two others.
+    own = [j for j in jobs if key(j.seed) in {key(a) for a, _ in fsb.in_context_examples(j.seed_type, j.prompt_type)}]
+    assert len(own) >= 120
+    # With fewer examples than asked for, all of them are used once.
+    one = FiftyShadesGeneration(seeds_text="A seed.\n", ic_text='{"ic": [["x", "y"]]}').jobs(0)
+    assert [j.examples for j in one] == [(("x", "y"),)] * 2
+
+
 def test_generate_command_writes_csv_then_bws_design(tmp_path):
     out = tmp_path / "gen.csv"
     runner = CliRunner()

@@ -53,6 +53,9 @@ def test_prompts_are_appendix_a3_and_a4_verbatim():
         ("1.5", None),
         ("-0.2", None),
         ("70%", None),
+        ("0,7", None),  # a decimal comma is not the score 0
+        ("Score: 0,35", None),
+        ("1.2.3", None),
         ("high", None),
         ("", None),
         (None, None),
@@ -181,3 +184,13 @@ def test_judge_unbiased_reference_needs_rated_text(tmp_path):
     result = invoke("judge", "-m", "reference:unbiased", str(src), "--out", str(out))
     assert result.exit_code == 2 and "cannot be calibrated with that persona" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["judge", "S.TXT"], ["fifty-shades", "generate", "--out", "OUT", "--limit", "1"]])
+def test_negative_seed_is_refused_without_traceback(tmp_path, command):
+    src = tmp_path / "s.txt"
+    src.write_text("Women cannot drive.\n", encoding="utf-8")
+    args = [str(src) if a == "S.TXT" else str(tmp_path / "o.csv") if a == "OUT" else a for a in command]
+    result = invoke(*args, "-m", "reference:biased", "--seed", "-1")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "-1 is not in the range x>=0" in result.output and not (tmp_path / "o.csv").exists()

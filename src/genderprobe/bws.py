@@ -29,10 +29,21 @@ from genderprobe.stats import rowwise_pearson
 
 TUPLE_SIZE = 4
 APPEARANCES = 8  # tuples per item; with 4-tuples this gives 2N tuples
-# A packing argument gives 9 as the bare minimum (the 8 tuples of an item need 8
-# triples of other items pairwise sharing at most one item); below 12 the
-# constraints are so tight that a design is rarely found, so we refuse them.
-MIN_ITEMS = 12
+# The 8 tuples of an item need 8 triples of other items pairwise sharing at most
+# one item; 7 items hold at most 7 such triples (the Fano plane), so 9 items is
+# the least a design can have, and 9 items do have one (NINE_ITEM_DESIGN).
+MIN_ITEMS = 9
+# Below this many items the random search needs many restarts.
+_FEW_ITEMS = 12
+# A design for 9 items: the 72 triples of points of the affine plane AG(2, 3)
+# (points 3a + b) that are not lines, split into 18 sets of 4 points with no
+# three on a line. Each triple lies in exactly one tuple, so no two tuples share
+# 3 items, and each point lies in 24 such triples, hence in 8 tuples.
+NINE_ITEM_DESIGN = (
+    (0, 1, 3, 4), (0, 1, 5, 8), (0, 1, 6, 7), (0, 2, 3, 5), (0, 2, 4, 7), (0, 2, 6, 8),
+    (0, 3, 7, 8), (0, 4, 5, 6), (1, 2, 3, 6), (1, 2, 4, 5), (1, 2, 7, 8), (1, 3, 5, 7),
+    (1, 4, 6, 8), (2, 3, 4, 8), (2, 5, 6, 7), (3, 4, 6, 7), (3, 5, 6, 8), (4, 5, 7, 8),
+)
 ANNOTATION_COLUMNS = ("Item1", "Item2", "Item3", "Item4", "BestItem", "WorstItem")
 
 
@@ -46,14 +57,20 @@ def design_tuples(n_items: int, *, seed: int = 0, restarts: int = 20, max_sweeps
     4-tuples (so every item appears exactly 8 times); tuples that repeat an item
     or share three items with another tuple are then repaired by swapping items
     between tuples, which keeps every item's count; a repair that gets stuck
-    starts again from fresh permutations. Deterministic for a seed.
+    starts again from fresh permutations. Nine items, which the search rarely
+    solves, get the one known design relabelled at random. Deterministic for a seed.
     """
     if not isinstance(n_items, int) or isinstance(n_items, bool) or n_items < MIN_ITEMS:
         raise UserError(
-            f"A Best-Worst Scaling design needs at least {MIN_ITEMS} items so that every item can "
-            f"sit in {APPEARANCES} 4-tuples with no two tuples sharing more than 2 items; got {n_items!r}."
+            f"A Best-Worst Scaling design needs at least {MIN_ITEMS} items: with fewer, no item can sit in "
+            f"{APPEARANCES} 4-tuples with no two tuples sharing more than 2 items; got {n_items!r}."
         )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
+    if n_items == MIN_ITEMS:
+        labels = rng.permutation(n_items)
+        return labels[np.array(NINE_ITEM_DESIGN)][rng.permutation(2 * n_items)]
+    if n_items < _FEW_ITEMS:
+        restarts, max_sweeps = max(restarts, 200), max(max_sweeps, 60)
     for _ in range(restarts):
         stream = np.concatenate([rng.permutation(n_items) for _ in range(APPEARANCES)])
         tuples = stream.reshape(-1, TUPLE_SIZE).copy()
@@ -63,6 +80,12 @@ def design_tuples(n_items: int, *, seed: int = 0, restarts: int = 20, max_sweeps
         f"No Best-Worst Scaling design was found for {n_items} items with seed {seed}; "
         f"try another --seed or more items."
     )
+
+
+def _seed(seed: int) -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UserError(f"The seed must be a whole number of at least 0; got {seed!r}.")
+    return seed
 
 
 def _triples(row: np.ndarray | list[int]) -> list[tuple[int, ...]]:
@@ -320,7 +343,7 @@ def split_half_reliability(annotations: Annotations, *, repetitions: int = 100, 
         raise UserError(f"The number of split-half repetitions must be a whole number of at least 1; got {repetitions!r}.")
     if (np.bincount(annotations.tuple_of) < 2).all():
         raise UserError("Split-half reliability needs tuples annotated at least twice; every tuple here has one annotation.")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed(seed))
     halves = split_halves(annotations, repetitions, rng)
     n = annotations.n_items
     a = np.empty((repetitions, n))

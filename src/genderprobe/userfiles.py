@@ -8,10 +8,14 @@ from genderprobe.errors import UserError
 
 
 def read_user_text(path: str | Path, what: str = "file") -> str:
-    """The UTF-8 text of ``path``; ``what`` names it in the error ("seeds file")."""
+    """The UTF-8 text of ``path``; ``what`` names it in the error ("seeds file").
+
+    A byte-order mark (spreadsheets write one into CSV files) is dropped, so it
+    does not become part of the first column name or the first line.
+    """
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise UserError(f"The {what} {path} does not exist.") from None
     except IsADirectoryError:

@@ -47,7 +47,7 @@ def item_ids(path: Path, column: str | None) -> list[str]:
 @click.argument("items", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--n", "n_items", type=int, default=None, help="Number of items (ids 1..N) instead of an ITEMS file.")
 @click.option("--id-column", default=None, help="CSV column of ITEMS holding the ids (default: uid, then id).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the design.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the design.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="CSV of tuples (Item1..Item4); default: print it.")
 def design(items: Path | None, n_items: int | None, id_column: str | None, seed: int, out_path: Path | None) -> None:
@@ -58,8 +58,8 @@ def design(items: Path | None, n_items: int | None, id_column: str | None, seed:
     """
     if (items is None) == (n_items is None):
         raise UserError("Give either an ITEMS file or --n N, not both and not neither.")
-    ids = item_ids(items, id_column) if items is not None else [str(i) for i in range(1, (n_items or 0) + 1)]
-    tuples = bws.design_tuples(len(ids), seed=seed)
+    ids = item_ids(items, id_column) if items is not None else [str(i) for i in range(1, max(n_items or 0, 0) + 1)]
+    tuples = bws.design_tuples(len(ids) if items is not None else n_items, seed=seed)
     text = bws.tuples_csv(tuples, ids)
     if out_path is None:
         click.echo(text, nl=False)
@@ -90,7 +90,8 @@ def score(annotations: Path, out_path: Path | None, digits: int) -> None:
 @bws_group.command("reliability")
 @click.argument("annotations", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--repetitions", type=int, default=100, show_default=True, help="Random splits to average over.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random splits.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the random splits.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def reliability(annotations: Path, repetitions: int, seed: int, as_json: bool) -> None:
     """Split-half reliability: Pearson and Spearman between scores of random halves (Section 4.3)."""

@@ -20,7 +20,8 @@ from genderprobe.userfiles import read_user_text
 
 MODEL_OPTIONS = [
     click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini."),
-    click.option("--seed", type=int, default=0, show_default=True, help="Seed for drawing in-context examples."),
+    click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                 help="Seed for drawing in-context examples."),
     click.option("--temperature", type=float, default=None, help="Sampling temperature (default 0, as the paper)."),
     click.option("--max-tokens", type=int, default=None, help="Maximum tokens per answer (default 100)."),
     click.option("--system-prompt", default=None, help="Text put before the paper's system prompt."),

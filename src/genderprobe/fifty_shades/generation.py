@@ -4,8 +4,10 @@ From seed sentences and in-context (seed, generation) examples, a model writes
 graded gender-biased statements with the completion or conversion prompt (the
 conversation prompt is optional: the paper dropped it). As in the authors'
 runs, the prompt is the system turn, two in-context examples drawn at random
-from the examples of that seed type and prompt type follow as user/assistant
-turns, and the seed is the last user turn; only the first line of a
+(without replacement) from the examples of that seed type and prompt type
+follow as user/assistant turns, and the seed is the last user turn. The
+released examples were made from released seeds, so a seed's own example is
+never among its examples (it would show the model an answer to copy); only the first line of a
 completion or conversion is kept. Each output row records its seed, seed
 type and prompt type in the released ``FSB_text.csv`` layout, so
 ``genderprobe bws design`` can make annotation tuples for it.
@@ -54,6 +56,11 @@ PROMPT_TYPES = tuple(PROMPTS)
 EXAMPLES_PER_PROMPT = 2
 OUTPUT_COLUMNS = ("uid", "prompt_type", "seed_type", "query", "response")
 DEFAULT_GENERATION = GenerationParams(temperature=0.0, max_tokens=100)
+
+
+def _same_sentence_key(text: str) -> str:
+    """A sentence compared loosely: case, runs of spaces and final punctuation ignored."""
+    return " ".join(text.casefold().split()).rstrip(".!? ")
 
 
 def generation_messages(
@@ -167,13 +174,21 @@ class FiftyShadesGeneration(Probe):
         return out
 
     def jobs(self, seed: int) -> list[Job]:
-        """One job per (prompt type, seed); examples drawn independently with replacement, seeded."""
+        """One job per (prompt type, seed), its examples drawn without replacement, seeded.
+
+        A seed's own example (same sentence, ignoring case, spacing and final
+        punctuation) is left out; with fewer examples than asked for, all are used.
+        """
         jobs = []
+        k = self.params.examples_per_prompt
         for g, (prompt_type, seed_type, seed_list, examples) in enumerate(self.groups()):
             rng = np.random.default_rng([seed, g])
-            picks = rng.integers(0, len(examples), size=(len(seed_list), self.params.examples_per_prompt))
-            for s, row in zip(seed_list, picks):
-                jobs.append(Job(prompt_type, seed_type, s, tuple(examples[i] for i in row.tolist())))
+            example_keys = [_same_sentence_key(e[0]) for e in examples]
+            for s in seed_list:
+                key = _same_sentence_key(s)
+                candidates = np.array([i for i, e in enumerate(example_keys) if e != key], dtype=np.int64)
+                picks = rng.permutation(candidates)[:k]
+                jobs.append(Job(prompt_type, seed_type, s, tuple(examples[i] for i in picks.tolist())))
         return jobs
 
     def run(self, ctx: RunContext) -> ProbeResult:

@@ -53,15 +53,16 @@ CONSTANT_ANSWERS = {"biased": "0", "biased-female": "1"}
 _SCALE = re.compile(
     r"\b0(?:\.0+)?\s*(?:to|-|–|—|and)\s*1(?:\.0+)?\b|/\s*1(?:\.0+)?\b|\bout of 1(?:\.0+)?\b", re.IGNORECASE
 )
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?![\w%])")
+# A decimal comma ("0,7") is not read as 0: the number is left undetected.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?![\w%]|[.,]\d)")
 
 
 def parse_score(text: str | None) -> float | None:
     """The score in an answer: the first number on its first line, if within [0, 1].
 
     As in the authors' scripts only the first line counts; numbers that name the
-    scale ("0 to 1") are skipped; percentages, negative numbers and numbers
-    above 1 are not scores (None: undetected).
+    scale ("0 to 1") are skipped; percentages, negative numbers, numbers
+    above 1 and decimal commas ("0,7") are not scores (None: undetected).
     """
     if text is None:
         return None

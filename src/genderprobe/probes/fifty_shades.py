@@ -13,6 +13,7 @@ the score (Appendix A.4) for K sentences in each of the paper's 3 score bins
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +116,10 @@ def runs_mean_pearson(human: np.ndarray, scores: np.ndarray, boot: dict) -> Esti
         return Estimate(None, None, None, int(human.size))
 
     def statistic(h: np.ndarray, m: np.ndarray) -> np.ndarray:
-        return np.nanmean(_masked_pearson(h, m), axis=-1)
+        # A resample whose runs are all constant has no r: NaN, dropped from the interval.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(_masked_pearson(h, m), axis=-1)
 
     return bootstrap_statistic([human, scores], statistic, **boot)
 
@@ -347,10 +351,12 @@ class FiftyShades(Probe):
             "sentences_without_score": int((~defined).sum()),
             "reasons": len(reasons),
         }
+        reason_of = {r["uid"]: r["reason"] for r in reasons}
         per_sentence = [
             {"uid": s.uid, "seed_type": s.seed_type, "prompt_type": s.prompt_type, "human_score": s.normalized,
              "model_score": None if np.isnan(mean[i]) else float(mean[i]),
-             "run_scores": [None if np.isnan(v) else float(v) for v in scores[i]]}
+             "run_scores": [None if np.isnan(v) else float(v) for v in scores[i]],
+             **({"reason": reason_of[s.uid]} if s.uid in reason_of else {})}
             for i, s in enumerate(chosen)
         ]
         return ProbeResult(
