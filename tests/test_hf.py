@@ -234,3 +234,54 @@ def test_importing_genderprobe_imports_no_heavy_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class OutOfMemoryAbove:
+    """Wraps a model: a forward pass over more than `rows` sequences allocates a
+    tensor and then runs out of memory, as a GPU would."""
+
+    def __init__(self, model, rows: int):
+        self.model, self.rows, self.calls, self.failed = model, rows, [], []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def __call__(self, *, input_ids, **kwargs):
+        import weakref
+
+        import torch
+
+        # What the failed attempt held must be free before a smaller batch runs.
+        self.calls.append((len(input_ids), [ref() is None for ref in self.failed]))
+        if len(input_ids) > self.rows:
+            held = torch.ones(len(input_ids), 1000)
+            self.failed.append(weakref.ref(held))
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return self.model(input_ids=input_ids, **kwargs)
+
+
+@pytest.mark.parametrize("score", [True, False])
+def test_out_of_memory_halves_the_batch_after_freeing_the_failed_attempt(llama_dir, score):
+    model = get_model(f"hf:{llama_dir}?threads=1")
+    if score:
+        reqs = scoring(prompts(6))
+    else:
+        reqs = [Request.user(t, params=GenerationParams(max_tokens=3)) for t in prompts(6)]
+    expected = model.generate_batch(reqs)
+    model.model = OutOfMemoryAbove(model.model, rows=3)
+    budget = model.max_batch_tokens
+    got = model.generate_batch(reqs)
+    assert [r.text for r in got] == [r.text for r in expected]
+    if score:
+        for g, e in zip(got, expected):
+            assert g.option_logprobs == pytest.approx(e.option_logprobs, abs=1e-4)
+    assert model.model.failed and model.max_batch_tokens < budget
+    assert max(n for n, _ in model.model.calls) > 3  # a big batch was tried, and failed
+    assert all(all(freed) for _, freed in model.model.calls)
+
+
+def test_out_of_memory_on_a_single_prompt_is_one_sentence(llama_dir):
+    model = get_model(f"hf:{llama_dir}?threads=1")
+    model.model = OutOfMemoryAbove(model.model, rows=0)
+    with pytest.raises(UserError, match="ran out of memory on cpu with a single prompt"):
+        model.generate_batch(scoring(prompts(2)))

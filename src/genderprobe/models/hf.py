@@ -245,17 +245,27 @@ class HFModel(SyncBatchModel):
         return batches
 
     def _run_or_split(self, batch: list[int], run) -> None:
-        """Run a batch; when the GPU runs out of memory, halve it and try again."""
+        """Run a batch; when the GPU runs out of memory, halve it and try again.
+
+        The retry happens after the ``except`` block: inside it, the traceback
+        still holds the failed attempt's tensors, and the halves would run out
+        of memory too.
+        """
         try:
             run(batch)
+            return
         except self._torch.OutOfMemoryError:
             if len(batch) == 1:
-                raise
+                raise UserError(
+                    f"The model ran out of memory on {self.device} with a single prompt; free memory on the "
+                    f"device or load the model with a smaller dtype."
+                ) from None
+        if self.device.startswith("cuda"):
             self._torch.cuda.empty_cache()
-            self.max_batch_tokens = max(1, self.max_batch_tokens // 2)
-            half = len(batch) // 2
-            self._run_or_split(batch[:half], run)
-            self._run_or_split(batch[half:], run)
+        self.max_batch_tokens = max(1, self.max_batch_tokens // 2)
+        half = len(batch) // 2
+        self._run_or_split(batch[:half], run)
+        self._run_or_split(batch[half:], run)
 
     def _batch_tokens_budget(self, fraction: float) -> int:
         if not self.device.startswith("cuda"):
