@@ -183,6 +183,45 @@ def test_identity_changes_with_weights_and_dtype(tmp_path, llama_dir, llama):
     assert get_model(f"hf:{llama_dir}?dtype=bfloat16").identity != get_model(f"hf:{llama_dir}").identity
 
 
+def test_identity_sees_every_byte_of_the_weights_and_ignores_settings_that_do_not_change_answers(tmp_path):
+    import os
+    import shutil
+
+    from genderprobe.testing.tiny_models import build_tiny_model as build
+
+    path = build(tmp_path / "m", seed=2)
+    before = get_model(f"hf:{path}").identity
+    for irrelevant in ("threads=1", "max_batch_tokens=64", "max_batch_size=3", "device=cpu", "memory_fraction=0.5"):
+        assert get_model(f"hf:{path}?{irrelevant}").identity == before, irrelevant
+    shutil.copytree(path, tmp_path / "copy")
+    shutil.move(tmp_path / "copy", path / "original")  # a subfolder from_pretrained never reads
+    (path / "optimizer.pt").write_bytes(b"trainer state")
+    assert get_model(f"hf:{path}").identity == before
+    # A fine-tune that changes one weight deep inside the file, same size.
+    weights = path / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    middle = len(data) // 2
+    data[middle] ^= 0x01
+    stat = weights.stat()
+    weights.write_bytes(bytes(data))
+    assert get_model(f"hf:{path}").identity != before
+    # Same content again, even with a new modification time: the same model.
+    data[middle] ^= 0x01
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert get_model(f"hf:{path}").identity == before
+
+
+def test_cache_clear_by_model_spec_finds_hf_answers(llama_dir, tmp_path):
+    cache = str(tmp_path / "c")
+    args = ["run", "relationship-levy", "--model", f"hf:{llama_dir}", "--sample-k", "2",
+            "--max-tokens", "2", "--cache-dir", cache, "--json"]
+    assert json.loads(CliRunner().invoke(main, args).output)["run"]["sent"] == 4
+    cleared = CliRunner().invoke(main, ["cache", "clear", "--cache-dir", cache, "--model", f"hf:{llama_dir}", "-y"])
+    assert cleared.exit_code == 0, cleared.output
+    assert json.loads(CliRunner().invoke(main, args).output)["run"]["sent"] == 4
+
+
 def test_cli_runs_the_probe_then_answers_from_the_store(llama_dir, tmp_path):
     args = ["run", "relationship-levy", "--model", f"hf:{llama_dir}?threads=1", "--sample-k", "5",
             "--resamples", "20", "--max-tokens", "4", "--json"]

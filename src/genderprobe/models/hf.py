@@ -23,6 +23,8 @@ off an API that changes between transformers releases.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -77,7 +79,8 @@ class HFModel(SyncBatchModel):
         self.stop_ids = _stop_ids(self.model, self.tokenizer)
         self.pad_id = _pad_id(self.tokenizer)
         # Batch sizes, device and threads do not change answers, so they stay out.
-        self._identity = f"hf:{name}#{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
+        # "spec@details", as the store expects (cache clear/export --model hf:PATH).
+        self._identity = f"hf:{name}@{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
         self._option_cache: dict[str, list[int]] = {}
 
     @property
@@ -373,23 +376,79 @@ def _generation_key(request: Request, default_max: int) -> tuple:
     return (is_greedy(request), limit, p.temperature or 0.0, p.top_p)
 
 
+# Files a training run writes beside the weights; from_pretrained never reads them.
+TRAINING_STATE = ("optimizer", "scheduler", "rng_state", "trainer_state", "training_args")
+
+
 def fingerprint(name: str) -> str:
-    """A cheap content fingerprint of a model directory: config, tokenizer files,
-    and the size, head and tail of every weight file (stable across copies)."""
+    """A content hash of the model directory's own files (config, tokenizer,
+    every byte of the weights): any change to them is a new model for the
+    store, and a copy at another path or on another node is the same model.
+
+    Subfolders, hidden files and trainer state are left out (from_pretrained
+    does not read them). A hub id is fingerprinted by its downloaded snapshot.
+    Each file's digest is remembered by path, size and modification time in
+    the cache directory, so the weights are read once, not on every run.
+    """
     root = Path(name).expanduser()
     if not root.is_dir():
-        return "hub"
+        root = _hub_snapshot(name)
+        if root is None:
+            return "hub"
+    memo = _DigestMemo()
     h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        size = path.stat().st_size
-        h.update(f"{rel}\x00{size}\x00".encode())
-        with path.open("rb") as f:
-            h.update(f.read(65536))
-            if size > 131072:
-                f.seek(-65536, 2)
-                h.update(f.read())
+    for path in sorted(root.iterdir()):
+        if path.name.startswith((".", *TRAINING_STATE)) or not path.is_file():
+            continue
+        h.update(f"{path.name}\x00{memo.digest(path)}\x00".encode())
+    memo.save()
     return h.hexdigest()[:16]
+
+
+def _hub_snapshot(name: str) -> Path | None:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not a hub id, or not downloaded: nothing to hash
+        return None
+
+
+class _DigestMemo:
+    """SHA-256 digests of files, remembered across runs by (path, size, mtime)."""
+
+    def __init__(self) -> None:
+        from genderprobe.store import default_cache_dir
+
+        self.path = default_cache_dir() / "file-digests.json"
+        try:
+            self.known: dict[str, list] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+        self.changed = False
+
+    def digest(self, path: Path) -> str:
+        stat = path.stat()
+        key, stamp = str(path.resolve()), [stat.st_size, stat.st_mtime_ns]
+        entry = self.known.get(key)
+        if entry and entry[:2] == stamp:
+            return entry[2]
+        with path.open("rb") as f:
+            value = hashlib.file_digest(f, "sha256").hexdigest()
+        self.known[key] = [*stamp, value]
+        self.changed = True
+        return value
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:  # a memo only: an unwritable cache directory costs time, not answers
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.known))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
 
 
 def create(name: str, options: ModelOptions) -> HFModel:

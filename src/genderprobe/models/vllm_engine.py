@@ -71,7 +71,7 @@ class VLLMModel(SyncBatchModel):
         from genderprobe.models.hf import fingerprint
 
         dtype = str(self.llm.llm_engine.model_config.dtype).removeprefix("torch.")
-        self._identity = f"vllm:{name}#{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
+        self._identity = f"vllm:{name}@{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
 
     @property
     def identity(self) -> str:
