@@ -243,18 +243,27 @@ def test_cli_runs_the_probe_then_answers_from_the_store(llama_dir, tmp_path):
         ("hf:/no/such/model/dir", "does not exist"),
         ("hf:{dir}?dtype=int3", "Unknown dtype"),
         ("hf:{dir}?colour=red", "Unknown model setting 'colour'"),
-        ("hf:{dir}?max_batch_size=many", "must be a int"),
+        ("hf:{dir}?max_batch_size=many", "must be a whole number"),
+        ("hf:{dir}?trust_remote_code=maybe", "must be true or false"),
+        ("hf:{empty}", "has no config.json"),
+        ("hf:{dir}/config.json", "is a file"),
+        ("hf:{corrupt}", "Cannot load the hf model"),
         ("hf:{dir}?device=tpu", "Unknown device"),
         ("hf:{dir}?device=cuda", "no CUDA GPU"),
     ],
 )
-def test_bad_specs_are_one_sentence(spec, words, llama_dir):
+def test_bad_specs_are_one_sentence(spec, words, llama_dir, tmp_path):
+    import shutil
+
     import torch
 
     if "cuda" in spec and torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
+    (tmp_path / "empty").mkdir()
+    corrupt = shutil.copytree(llama_dir, tmp_path / "corrupt")
+    (corrupt / "model.safetensors").write_bytes(b"\x00" * 100)  # a truncated download
     with pytest.raises(UserError) as err:
-        get_model(spec.format(dir=llama_dir))
+        get_model(spec.format(dir=llama_dir, empty=tmp_path / "empty", corrupt=corrupt))
     message = str(err.value)
     assert words in message and message.count(". ") == 0 and "\n" not in message
 

@@ -35,6 +35,7 @@ from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 from genderprobe.models.local_prompts import (
     is_greedy,
+    local_dir,
     option_ids,
     prompt_ids,
     request_seed,
@@ -323,7 +324,7 @@ def _load(name: str, device: str, dtype: str, trust_remote_code: bool):
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
         )
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - missing files, bad config, corrupt weights: all one sentence
         first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
         raise UserError(f"Cannot load the hf model '{name}': {first}.") from None
     model.to(device)
@@ -454,8 +455,7 @@ class _DigestMemo:
 def create(name: str, options: ModelOptions) -> HFModel:
     path, settings = split_spec(name, SETTINGS)
     # Checked before torch is imported: a typo should cost no seconds.
-    if not Path(path).expanduser().exists() and (path.startswith((".", "/", "~")) or path.count("/") > 1):
-        raise UserError(f"The model directory {path} does not exist.")
+    local_dir(path)
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 from genderprobe.models.local_prompts import (
     is_greedy,
+    local_dir,
     option_ids,
     prompt_ids,
     request_seed,
@@ -136,6 +138,9 @@ def create(name: str, options: ModelOptions) -> VLLMModel:
     reason = refusal()
     if reason:
         raise UserError(reason)
+    local_dir(path)
+    if Path(path).expanduser().exists():
+        path = str(Path(path).expanduser())
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
