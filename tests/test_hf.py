@@ -183,6 +183,45 @@ def test_identity_changes_with_weights_and_dtype(tmp_path, llama_dir, llama):
     assert get_model(f"hf:{llama_dir}?dtype=bfloat16").identity != get_model(f"hf:{llama_dir}").identity
 
 
+def test_identity_sees_every_byte_of_the_weights_and_ignores_settings_that_do_not_change_answers(tmp_path):
+    import os
+    import shutil
+
+    from genderprobe.testing.tiny_models import build_tiny_model as build
+
+    path = build(tmp_path / "m", seed=2)
+    before = get_model(f"hf:{path}").identity
+    for irrelevant in ("threads=1", "max_batch_tokens=64", "max_batch_size=3", "device=cpu", "memory_fraction=0.5"):
+        assert get_model(f"hf:{path}?{irrelevant}").identity == before, irrelevant
+    shutil.copytree(path, tmp_path / "copy")
+    shutil.move(tmp_path / "copy", path / "original")  # a subfolder from_pretrained never reads
+    (path / "optimizer.pt").write_bytes(b"trainer state")
+    assert get_model(f"hf:{path}").identity == before
+    # A fine-tune that changes one weight deep inside the file, same size.
+    weights = path / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    middle = len(data) // 2
+    data[middle] ^= 0x01
+    stat = weights.stat()
+    weights.write_bytes(bytes(data))
+    assert get_model(f"hf:{path}").identity != before
+    # Same content again, even with a new modification time: the same model.
+    data[middle] ^= 0x01
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert get_model(f"hf:{path}").identity == before
+
+
+def test_cache_clear_by_model_spec_finds_hf_answers(llama_dir, tmp_path):
+    cache = str(tmp_path / "c")
+    args = ["run", "relationship-levy", "--model", f"hf:{llama_dir}", "--sample-k", "2",
+            "--max-tokens", "2", "--cache-dir", cache, "--json"]
+    assert json.loads(CliRunner().invoke(main, args).output)["run"]["sent"] == 4
+    cleared = CliRunner().invoke(main, ["cache", "clear", "--cache-dir", cache, "--model", f"hf:{llama_dir}", "-y"])
+    assert cleared.exit_code == 0, cleared.output
+    assert json.loads(CliRunner().invoke(main, args).output)["run"]["sent"] == 4
+
+
 def test_cli_runs_the_probe_then_answers_from_the_store(llama_dir, tmp_path):
     args = ["run", "relationship-levy", "--model", f"hf:{llama_dir}?threads=1", "--sample-k", "5",
             "--resamples", "20", "--max-tokens", "4", "--json"]
@@ -204,18 +243,27 @@ def test_cli_runs_the_probe_then_answers_from_the_store(llama_dir, tmp_path):
         ("hf:/no/such/model/dir", "does not exist"),
         ("hf:{dir}?dtype=int3", "Unknown dtype"),
         ("hf:{dir}?colour=red", "Unknown model setting 'colour'"),
-        ("hf:{dir}?max_batch_size=many", "must be a int"),
+        ("hf:{dir}?max_batch_size=many", "must be a whole number"),
+        ("hf:{dir}?trust_remote_code=maybe", "must be true or false"),
+        ("hf:{empty}", "has no config.json"),
+        ("hf:{dir}/config.json", "is a file"),
+        ("hf:{corrupt}", "Cannot load the hf model"),
         ("hf:{dir}?device=tpu", "Unknown device"),
         ("hf:{dir}?device=cuda", "no CUDA GPU"),
     ],
 )
-def test_bad_specs_are_one_sentence(spec, words, llama_dir):
+def test_bad_specs_are_one_sentence(spec, words, llama_dir, tmp_path):
+    import shutil
+
     import torch
 
     if "cuda" in spec and torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
+    (tmp_path / "empty").mkdir()
+    corrupt = shutil.copytree(llama_dir, tmp_path / "corrupt")
+    (corrupt / "model.safetensors").write_bytes(b"\x00" * 100)  # a truncated download
     with pytest.raises(UserError) as err:
-        get_model(spec.format(dir=llama_dir))
+        get_model(spec.format(dir=llama_dir, empty=tmp_path / "empty", corrupt=corrupt))
     message = str(err.value)
     assert words in message and message.count(". ") == 0 and "\n" not in message
 
@@ -234,3 +282,54 @@ def test_importing_genderprobe_imports_no_heavy_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class OutOfMemoryAbove:
+    """Wraps a model: a forward pass over more than `rows` sequences allocates a
+    tensor and then runs out of memory, as a GPU would."""
+
+    def __init__(self, model, rows: int):
+        self.model, self.rows, self.calls, self.failed = model, rows, [], []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def __call__(self, *, input_ids, **kwargs):
+        import weakref
+
+        import torch
+
+        # What the failed attempt held must be free before a smaller batch runs.
+        self.calls.append((len(input_ids), [ref() is None for ref in self.failed]))
+        if len(input_ids) > self.rows:
+            held = torch.ones(len(input_ids), 1000)
+            self.failed.append(weakref.ref(held))
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return self.model(input_ids=input_ids, **kwargs)
+
+
+@pytest.mark.parametrize("score", [True, False])
+def test_out_of_memory_halves_the_batch_after_freeing_the_failed_attempt(llama_dir, score):
+    model = get_model(f"hf:{llama_dir}?threads=1")
+    if score:
+        reqs = scoring(prompts(6))
+    else:
+        reqs = [Request.user(t, params=GenerationParams(max_tokens=3)) for t in prompts(6)]
+    expected = model.generate_batch(reqs)
+    model.model = OutOfMemoryAbove(model.model, rows=3)
+    budget = model.max_batch_tokens
+    got = model.generate_batch(reqs)
+    assert [r.text for r in got] == [r.text for r in expected]
+    if score:
+        for g, e in zip(got, expected):
+            assert g.option_logprobs == pytest.approx(e.option_logprobs, abs=1e-4)
+    assert model.model.failed and model.max_batch_tokens < budget
+    assert max(n for n, _ in model.model.calls) > 3  # a big batch was tried, and failed
+    assert all(all(freed) for _, freed in model.model.calls)
+
+
+def test_out_of_memory_on_a_single_prompt_is_one_sentence(llama_dir):
+    model = get_model(f"hf:{llama_dir}?threads=1")
+    model.model = OutOfMemoryAbove(model.model, rows=0)
+    with pytest.raises(UserError, match="ran out of memory on cpu with a single prompt"):
+        model.generate_batch(scoring(prompts(2)))

@@ -180,3 +180,100 @@ def test_api_option_scoring_on_ray_equals_one_process():
     same_results(spread, local, abs_tol=0)
     assert spread.result.counts["undetected"] == 0
     assert spread.result.metrics["prob_male_success_rate"].value > 0.6
+
+
+# -- error paths ------------------------------------------------------------------------
+
+def test_a_backend_refusal_inside_a_worker_stops_the_run_with_its_sentence(tiny):
+    """A UserError raised while answering (here: an option that is no text at all) is
+    fatal and keeps its words, as in one process; it is not retried as a worker bug."""
+    from genderprobe.errors import ModelError
+    from genderprobe.executors.ray_pool import RayPool
+    from genderprobe.models.base import ModelOptions, Request
+
+    pool = RayPool(tiny, ModelOptions(), workers=1)
+    try:
+        with pytest.raises(ModelError) as err:
+            pool.generate_batch([Request.user("Who?", options=("", "(b)"), score_options=True)])
+    finally:
+        pool.close()
+    assert err.value.fatal and "tokenizes to nothing" in str(err.value)
+
+
+def test_workers_that_loaded_different_models_are_refused():
+    from genderprobe.executors.ray_pool import agreed
+
+    same = {"error": None, "identity": "hf:/m@float32:128:aaaa"}
+    assert agreed([same, dict(same)]) == same
+    with pytest.raises(UserError, match="loaded different models"):
+        agreed([same, {**same, "identity": "hf:/m@float32:128:bbbb"}])
+    with pytest.raises(UserError, match="does not exist"):
+        agreed([same, {"error": "The model directory /m does not exist.", "identity": None}])
+
+
+def test_a_replacement_that_cannot_load_the_model_stops_the_run_with_the_reason():
+    """The dead worker is killed (an unreachable one may still hold its GPU), and a
+    replacement that reports an error fails what is queued instead of idling forever."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from genderprobe.executors.ray_pool import RayPool
+
+    killed: list = []
+    fake_ray = SimpleNamespace(exceptions=ray.exceptions, kill=killed.append)
+
+    async def broken():
+        return {"error": "The model directory /m does not exist.", "identity": None, "pid": 1}
+
+    async def scenario():
+        pool = RayPool.__new__(RayPool)
+        dead = object()
+        queued = asyncio.get_running_loop().create_future()
+        pool._ray, pool._actors, pool._ready = fake_ray, [dead], [True]
+        pool._identity, pool.replaced, pool._max_replacements = "hf:/m@x", 0, 4
+        pool._queue, pool._failed = [(None, queued)], None
+        pool._new_actor = lambda: SimpleNamespace(describe=SimpleNamespace(remote=broken))
+        await pool._replace(0, dead)
+        return pool, dead, queued.result()
+
+    pool, dead, outcome = asyncio.run(scenario())
+    assert killed == [dead]
+    assert pool._failed == "a replacement Ray worker could not take over: The model directory /m does not exist"
+    assert outcome.fatal and pool._queue == [] and pool._ready == [False]
+
+
+SHUTDOWN_SCRIPT = """
+import os, sys
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+import ray
+from genderprobe.api import RunConfig, run_probe
+from genderprobe.errors import UserError
+
+def config():
+    return RunConfig(model="", executor="ray", ray_workers=2, use_cache=False, n_resamples=20)
+
+try:
+    run_probe("relationship-levy", "hf:" + sys.argv[1], config=config(), sample_k=2)
+except UserError as exc:
+    print("refused:", exc)
+print("after refusal:", ray.is_initialized())
+out = run_probe("relationship-levy", "reference:biased", config=config(), sample_k=4)
+print("answered:", out.document["run"]["sent"])
+print("after run:", ray.is_initialized())
+"""
+
+
+def test_a_pool_that_started_ray_shuts_it_down_after_a_run_and_after_a_refusal(tmp_path):
+    """In its own process (this module's Ray instance is not the pool's to stop)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "not-a-model").mkdir()
+    (tmp_path / "not-a-model" / "config.json").write_text("{}")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    out = subprocess.run([sys.executable, "-c", SHUTDOWN_SCRIPT, str(tmp_path / "not-a-model")],
+                         capture_output=True, text=True, timeout=240, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("refused: Cannot load the hf model") and "\n" not in lines[0]
+    assert lines[1:] == ["after refusal: False", "answered: 8", "after run: False"]

@@ -47,7 +47,15 @@ class RayPool(Model):
         batch: int = LOCAL_BATCH,
         max_replacements: int | None = None,
     ):
-        self._ray = _start_ray(address)
+        self._ray, self._owns_ray = _start_ray(address)
+        self._actors: list[Any] = []
+        try:
+            self._start(spec, options, workers, concurrency, worker_cpus, worker_gpus, batch, max_replacements)
+        except BaseException:
+            self.close()  # the workers started so far, and Ray if this pool started it
+            raise
+
+    def _start(self, spec, options, workers, concurrency, worker_cpus, worker_gpus, batch, max_replacements):
         self._spec_asked = spec
         self._options = options
         self._env = {k: os.environ[k] for k in (*FORWARDED_ENV, options.api_key_env or "") if k in os.environ}
@@ -61,12 +69,11 @@ class RayPool(Model):
         if n < 1:
             raise UserError("--ray-workers must be at least 1.")
         self._actors = [self._new_actor() for _ in range(n)]
-        info = [self._ray.get(a.describe.remote()) for a in self._actors]
-        errors = [i["error"] for i in info if i["error"]]
-        if errors:
-            self.close()
-            raise UserError(errors[0])
-        first = info[0]
+        try:
+            info = self._ray.get([a.describe.remote() for a in self._actors])
+        except self._ray.exceptions.RayError as exc:
+            raise UserError(f"A Ray worker could not start the backend: {_first_line(exc)}.") from None
+        first = agreed(info)
         self.spec = first["spec"]
         self._identity = first["identity"]
         self.cacheable = first["cacheable"]
@@ -132,13 +139,17 @@ class RayPool(Model):
         self._wake = None
 
     def close(self) -> None:
-        for actor in getattr(self, "_actors", []):
-            try:
-                self._ray.get(actor.close.remote(), timeout=30)
-            except Exception:  # noqa: BLE001 - a dead worker has nothing to close
-                pass
-            self._ray.kill(actor)
-        self._actors = []
+        try:
+            for actor in self._actors:
+                try:
+                    self._ray.get(actor.close.remote(), timeout=30)
+                except Exception:  # noqa: BLE001 - a dead worker has nothing to close
+                    pass
+                self._ray.kill(actor)
+            self._actors = []
+        finally:
+            if self._owns_ray and self._ray.is_initialized():
+                self._ray.shutdown()
 
     # -- dispatching -----------------------------------------------------------
 
@@ -187,7 +198,7 @@ class RayPool(Model):
             await self._replace(slot, actor)
         except Exception as exc:  # noqa: BLE001 - a bug in a worker becomes errors the runner retries
             self._outstanding[slot] -= len(left)
-            failure = Failure(f"Ray worker failed: {type(exc).__name__}", "worker_error", False, None, None)
+            failure = Failure(f"Ray worker failed: {_first_line(exc)}", "worker_error", False, None, None)
             for _, future in left.values():
                 if not future.done():
                     future.set_result(failure)
@@ -201,34 +212,68 @@ class RayPool(Model):
     async def _replace(self, slot: int, dead: Any) -> None:
         if self._actors[slot] is not dead:
             return  # another shard of the same worker is already replacing it
-        self.replaced += 1
-        if self.replaced > self._max_replacements:
-            self._failed = (
-                f"Ray workers died {self.replaced} times; check the workers' memory and logs, "
-                f"then run again to resume."
-            )
-            for _, future in self._queue:
-                if not future.done():
-                    future.set_result(Failure(self._failed, "executor", True, None, None))
-            self._queue.clear()
-            return
         self._ready[slot] = False
-        fresh = self._new_actor()
-        self._actors[slot] = fresh
-        await fresh.describe.remote()
-        self._ready[slot] = True
+        # A worker that is only unreachable may still hold its GPU and its shard.
+        self._ray.kill(dead)
+        while True:
+            self.replaced += 1
+            if self.replaced > self._max_replacements:
+                self._fail(
+                    f"Ray workers died {self.replaced} times; check the workers' memory and logs, "
+                    f"then run again to resume."
+                )
+                return
+            fresh = self._actors[slot] = self._new_actor()
+            try:
+                info = await fresh.describe.remote()
+            except self._ray.exceptions.RayActorError:
+                continue  # died while starting: another replacement, within the limit
+            if info["error"] or info["identity"] != self._identity:
+                why = info["error"] or "it loaded a different model (do the nodes hold the same weights?)"
+                self._fail(f"a replacement Ray worker could not take over: {why.rstrip('.')}")
+                return
+            self._ready[slot] = True
+            return
+
+    def _fail(self, message: str) -> None:
+        """Stop the run: every request still queued gets a fatal error."""
+        self._failed = message
+        for _, future in self._queue:
+            if not future.done():
+                future.set_result(Failure(message, "executor", True, None, None))
+        self._queue.clear()
 
     def _new_actor(self) -> Any:
         return self._actor_class.remote(self._spec_asked, self._options, self._env, self._concurrency, self._batch)
 
 
-def _start_ray(address: str | None):
+def agreed(info: list[dict[str, Any]]) -> dict[str, Any]:
+    """The workers' common description; one sentence when they cannot all serve the run."""
+    errors = [i["error"] for i in info if i["error"]]
+    if errors:
+        raise UserError(errors[0])
+    if len({i["identity"] for i in info}) > 1:
+        raise UserError(
+            "The Ray workers loaded different models (the model files differ between nodes); "
+            "put the same model directory on every node."
+        )
+    return info[0]
+
+
+def _first_line(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None) or exc  # a RayTaskError carries the worker's exception
+    text = str(cause).strip()
+    return text.splitlines()[0].rstrip(".") if text else type(cause).__name__
+
+
+def _start_ray(address: str | None) -> tuple[Any, bool]:
+    """Ray, initialised, and whether this call started it (then the pool shuts it down)."""
     try:
         import ray
     except ModuleNotFoundError:
         raise UserError("The ray executor needs the ray package; install it with: pip install 'genderprobe[ray]'.") from None
     if ray.is_initialized():
-        return ray
+        return ray, False
     address = address or os.environ.get("RAY_ADDRESS") or None
     try:
         if address:
@@ -239,9 +284,8 @@ def _start_ray(address: str | None):
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
             ray.init(include_dashboard=False, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
-        raise UserError(f"Cannot join the Ray cluster at {address or 'a new local instance'}: {first}.") from None
-    return ray
+        raise UserError(f"Cannot join the Ray cluster at {address or 'a new local instance'}: {_first_line(exc)}.") from None
+    return ray, True
 
 
 def _default_gpus(spec: str, ray: Any) -> float:

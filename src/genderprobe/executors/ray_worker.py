@@ -88,7 +88,12 @@ class BackendWorker:
         for start in range(0, len(shard), self.batch):
             part = shard[start : start + self.batch]
             async with self._compute:  # one forward pass at a time on this device
-                responses = await asyncio.to_thread(self.model.generate_batch, [r for _, r in part])
+                try:
+                    responses = await asyncio.to_thread(self.model.generate_batch, [r for _, r in part])
+                except UserError as exc:  # e.g. a prompt that cannot fit in memory: stop the run, as locally
+                    text = str(exc)
+                    failure = Failure(text[:1].lower() + text[1:].rstrip("."), "bad_request", True, None, None)
+                    responses = [failure] * len(part)
             yield [(n, resp) for (n, _), resp in zip(part, responses)]
 
     async def _answer_concurrently(self, shard):

@@ -23,6 +23,8 @@ off an API that changes between transformers releases.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 from genderprobe.models.local_prompts import (
     is_greedy,
+    local_dir,
     option_ids,
     prompt_ids,
     request_seed,
@@ -77,7 +80,8 @@ class HFModel(SyncBatchModel):
         self.stop_ids = _stop_ids(self.model, self.tokenizer)
         self.pad_id = _pad_id(self.tokenizer)
         # Batch sizes, device and threads do not change answers, so they stay out.
-        self._identity = f"hf:{name}#{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
+        # "spec@details", as the store expects (cache clear/export --model hf:PATH).
+        self._identity = f"hf:{name}@{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
         self._option_cache: dict[str, list[int]] = {}
 
     @property
@@ -245,17 +249,27 @@ class HFModel(SyncBatchModel):
         return batches
 
     def _run_or_split(self, batch: list[int], run) -> None:
-        """Run a batch; when the GPU runs out of memory, halve it and try again."""
+        """Run a batch; when the GPU runs out of memory, halve it and try again.
+
+        The retry happens after the ``except`` block: inside it, the traceback
+        still holds the failed attempt's tensors, and the halves would run out
+        of memory too.
+        """
         try:
             run(batch)
+            return
         except self._torch.OutOfMemoryError:
             if len(batch) == 1:
-                raise
+                raise UserError(
+                    f"The model ran out of memory on {self.device} with a single prompt; free memory on the "
+                    f"device or load the model with a smaller dtype."
+                ) from None
+        if self.device.startswith("cuda"):
             self._torch.cuda.empty_cache()
-            self.max_batch_tokens = max(1, self.max_batch_tokens // 2)
-            half = len(batch) // 2
-            self._run_or_split(batch[:half], run)
-            self._run_or_split(batch[half:], run)
+        self.max_batch_tokens = max(1, self.max_batch_tokens // 2)
+        half = len(batch) // 2
+        self._run_or_split(batch[:half], run)
+        self._run_or_split(batch[half:], run)
 
     def _batch_tokens_budget(self, fraction: float) -> int:
         if not self.device.startswith("cuda"):
@@ -310,7 +324,7 @@ def _load(name: str, device: str, dtype: str, trust_remote_code: bool):
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code
         )
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - missing files, bad config, corrupt weights: all one sentence
         first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
         raise UserError(f"Cannot load the hf model '{name}': {first}.") from None
     model.to(device)
@@ -363,30 +377,85 @@ def _generation_key(request: Request, default_max: int) -> tuple:
     return (is_greedy(request), limit, p.temperature or 0.0, p.top_p)
 
 
+# Files a training run writes beside the weights; from_pretrained never reads them.
+TRAINING_STATE = ("optimizer", "scheduler", "rng_state", "trainer_state", "training_args")
+
+
 def fingerprint(name: str) -> str:
-    """A cheap content fingerprint of a model directory: config, tokenizer files,
-    and the size, head and tail of every weight file (stable across copies)."""
+    """A content hash of the model directory's own files (config, tokenizer,
+    every byte of the weights): any change to them is a new model for the
+    store, and a copy at another path or on another node is the same model.
+
+    Subfolders, hidden files and trainer state are left out (from_pretrained
+    does not read them). A hub id is fingerprinted by its downloaded snapshot.
+    Each file's digest is remembered by path, size and modification time in
+    the cache directory, so the weights are read once, not on every run.
+    """
     root = Path(name).expanduser()
     if not root.is_dir():
-        return "hub"
+        root = _hub_snapshot(name)
+        if root is None:
+            return "hub"
+    memo = _DigestMemo()
     h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        size = path.stat().st_size
-        h.update(f"{rel}\x00{size}\x00".encode())
-        with path.open("rb") as f:
-            h.update(f.read(65536))
-            if size > 131072:
-                f.seek(-65536, 2)
-                h.update(f.read())
+    for path in sorted(root.iterdir()):
+        if path.name.startswith((".", *TRAINING_STATE)) or not path.is_file():
+            continue
+        h.update(f"{path.name}\x00{memo.digest(path)}\x00".encode())
+    memo.save()
     return h.hexdigest()[:16]
+
+
+def _hub_snapshot(name: str) -> Path | None:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not a hub id, or not downloaded: nothing to hash
+        return None
+
+
+class _DigestMemo:
+    """SHA-256 digests of files, remembered across runs by (path, size, mtime)."""
+
+    def __init__(self) -> None:
+        from genderprobe.store import default_cache_dir
+
+        self.path = default_cache_dir() / "file-digests.json"
+        try:
+            self.known: dict[str, list] = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.known = {}
+        self.changed = False
+
+    def digest(self, path: Path) -> str:
+        stat = path.stat()
+        key, stamp = str(path.resolve()), [stat.st_size, stat.st_mtime_ns]
+        entry = self.known.get(key)
+        if entry and entry[:2] == stamp:
+            return entry[2]
+        with path.open("rb") as f:
+            value = hashlib.file_digest(f, "sha256").hexdigest()
+        self.known[key] = [*stamp, value]
+        self.changed = True
+        return value
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:  # a memo only: an unwritable cache directory costs time, not answers
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.known))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
 
 
 def create(name: str, options: ModelOptions) -> HFModel:
     path, settings = split_spec(name, SETTINGS)
     # Checked before torch is imported: a typo should cost no seconds.
-    if not Path(path).expanduser().exists() and (path.startswith((".", "/", "~")) or path.count("/") > 1):
-        raise UserError(f"The model directory {path} does not exist.")
+    local_dir(path)
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value

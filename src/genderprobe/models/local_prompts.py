@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -25,12 +26,41 @@ def split_spec(name: str, allowed: dict[str, type]) -> tuple[str, dict[str, Any]
             raise UserError(f"Unknown model setting '{key}' in '{name}'; known settings: {known}.")
         kind = allowed[key]
         try:
-            settings[key] = raw.lower() in ("1", "true", "yes") if kind is bool else kind(raw)
+            settings[key] = _boolean(raw) if kind is bool else kind(raw)
         except ValueError:
-            raise UserError(f"Model setting '{key}' must be a {kind.__name__}; got '{raw}'.") from None
+            what = {bool: "true or false", int: "a whole number", float: "a number"}.get(kind, kind.__name__)
+            raise UserError(f"Model setting '{key}' must be {what}; got '{raw}'.") from None
     if not path:
         raise UserError(f"Model spec '{name}' names no model directory.")
     return path, settings
+
+
+def _boolean(raw: str) -> bool:
+    value = raw.lower()
+    if value in ("", "1", "true", "yes", "on"):
+        return True  # a bare "?trust_remote_code" turns it on
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+def local_dir(path: str) -> None:
+    """Refuse, in one sentence, a path that cannot be a model directory.
+
+    A name that does not look like a path (``org/model``) is left to the hub.
+    """
+    local = Path(path).expanduser()
+    if not local.exists():
+        if path.startswith((".", "/", "~")) or path.count("/") > 1:
+            raise UserError(f"The model directory {path} does not exist.")
+        return
+    if not local.is_dir():
+        raise UserError(f"{path} is a file; give the directory that holds the model's config.json.")
+    if not (local / "config.json").is_file():
+        raise UserError(
+            f"The directory {path} has no config.json, so it holds no transformers model; "
+            f"give the directory save_pretrained wrote."
+        )
 
 
 def has_chat_template(tokenizer: Any) -> bool:

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 from genderprobe.models.local_prompts import (
     is_greedy,
+    local_dir,
     option_ids,
     prompt_ids,
     request_seed,
@@ -70,8 +72,10 @@ class VLLMModel(SyncBatchModel):
         self.tokenizer = self.llm.get_tokenizer()
         from genderprobe.models.hf import fingerprint
 
-        dtype = str(self.llm.llm_engine.model_config.dtype).removeprefix("torch.")
-        self._identity = f"vllm:{name}#{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
+        model_config = self.llm.llm_engine.model_config
+        self.max_len = model_config.max_model_len
+        dtype = str(model_config.dtype).removeprefix("torch.")
+        self._identity = f"vllm:{name}@{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
 
     @property
     def identity(self) -> str:
@@ -86,11 +90,18 @@ class VLLMModel(SyncBatchModel):
         owners: list[tuple[int, int, int]] = []  # (request, option or -1, option length)
         responses: list[Response | None] = [None] * len(requests)
         for i, r in enumerate(requests):
+            tails = [option_ids(self.tokenizer, o) for o in r.options] if r.score_options else []
+            # As hf: the prompt and what follows it must fit, else this request (not the
+            # whole batch, which vLLM would refuse) is a context_length error.
+            extra = max(map(len, tails), default=0) if r.score_options else r.params.max_tokens or self.max_new_tokens
             if r.score_options and not r.options:
                 responses[i] = Response.failure("bad_request", "Option scoring needs answer options.")
+            elif len(encoded[i]) + extra > self.max_len:
+                responses[i] = Response.failure(
+                    "context_length", f"The prompt has {len(encoded[i])} tokens and the model takes {self.max_len}."
+                )
             elif r.score_options:
-                for k, option in enumerate(r.options):
-                    tail = option_ids(self.tokenizer, option)
+                for k, tail in enumerate(tails):
                     prompts.append({"prompt_token_ids": encoded[i] + tail})
                     # One token of output is the engine's minimum; the prompt's own
                     # log-probabilities are what we read.
@@ -111,9 +122,10 @@ class VLLMModel(SyncBatchModel):
         for (i, k, n), out in zip(owners, outputs):
             if k < 0:
                 gen = out.outputs[0]
-                responses[i] = Response(
-                    text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(gen.token_ids)
-                )
+                tokens = list(gen.token_ids)
+                if tokens and gen.finish_reason == "stop" and gen.stop_reason is None:
+                    tokens.pop()  # ended by its end-of-text token, which hf does not count either
+                responses[i] = Response(text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
                 continue
             token_ids = out.prompt_token_ids
             total = 0.0
@@ -136,6 +148,9 @@ def create(name: str, options: ModelOptions) -> VLLMModel:
     reason = refusal()
     if reason:
         raise UserError(reason)
+    local_dir(path)
+    if Path(path).expanduser().exists():
+        path = str(Path(path).expanduser())
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
