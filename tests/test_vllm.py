@@ -90,10 +90,23 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
                 outputs.append(SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=logprobs, outputs=[gen]))
             return outputs
 
-    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=lambda **kw: FakeLLM(), SamplingParams=dict))
-    vllm = VLLMModel(str(tmp_path / "m"), {})
+    engine_args = []
+
+    def make_llm(**kw):
+        engine_args.append(kw)
+        return FakeLLM()
+
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=make_llm, SamplingParams=dict))
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary?" for i in range(4)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
+    # Prefix caching is on by default, and prompt log-probabilities are not
+    # trustworthy with it (upstream bugs): scoring is refused, not miscomputed.
+    cached = VLLMModel(str(tmp_path / "m"), {})
+    assert engine_args[-1]["enable_prefix_caching"] is True
+    with pytest.raises(UserError, match="prefix_caching=false"):
+        cached.generate_batch(scoring[:1])
+    vllm = VLLMModel(str(tmp_path / "m"), {"prefix_caching": False})
+    assert engine_args[-1]["enable_prefix_caching"] is False
     too_long = Request.user("word " * 3000, options=("(a)", "(b)"), score_options=True)
     got = vllm.generate_batch([*scoring[:2], too_long, *scoring[2:]])
     assert got[2].error_kind == "context_length"

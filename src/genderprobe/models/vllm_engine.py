@@ -1,14 +1,18 @@
 """``vllm:PATH``: local weights with vLLM's offline engine, on a GPU.
 
-Prefix caching is on: every RelationshipLevy prompt shares its template and
-scenario text, so most of each prompt's KV cache is computed once. The
+Prefix caching is on by default: every RelationshipLevy prompt shares its
+template and scenario text, so most of each prompt's KV cache is computed once.
+Option scoring reads prompt log-probabilities, which vLLM has returned wrong or
+order-dependent while prefix caching is on (vllm-project/vllm issues 3251,
+8268, 42019), so ``--score-options`` needs ``prefix_caching=false`` and says
+so rather than risk wrong numbers. The
 contract is the hf backend's: the same prompt tokens (chat template when the
 model has one), generation with the run's parameters and a per-request seed,
 and exact option scoring from the prompt log-probabilities of prompt + option.
 
 Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
 ``max_model_len``, ``max_new_tokens``, ``tensor_parallel_size``,
-``trust_remote_code``, ``enforce_eager``.
+``trust_remote_code``, ``enforce_eager``, ``prefix_caching`` (default true).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ SETTINGS: dict[str, type] = {
     "tensor_parallel_size": int,
     "trust_remote_code": bool,
     "enforce_eager": bool,
+    "prefix_caching": bool,
 }
 DEFAULT_MAX_NEW_TOKENS = 128
 
@@ -63,9 +68,10 @@ class VLLMModel(SyncBatchModel):
 
         self.spec = f"vllm:{name}"
         self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
+        self.prefix_caching = settings.pop("prefix_caching", True)
         engine_args = {"gpu_memory_utilization": 0.85, **settings}
         try:
-            self.llm = LLM(model=name, enable_prefix_caching=True, **engine_args)
+            self.llm = LLM(model=name, enable_prefix_caching=self.prefix_caching, **engine_args)
         except (OSError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
             raise UserError(f"Cannot load the vllm model '{name}': {first}.") from None
@@ -83,6 +89,12 @@ class VLLMModel(SyncBatchModel):
 
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         from vllm import SamplingParams
+
+        if self.prefix_caching and any(r.score_options for r in requests):
+            raise UserError(
+                "vLLM's prompt log-probabilities are unreliable while prefix caching is on; "
+                f"for --score-options use --model '{self.spec}?prefix_caching=false'."
+            )
 
         encoded = [prompt_ids(self.tokenizer, r) for r in requests]
         prompts: list[dict[str, list[int]]] = []
