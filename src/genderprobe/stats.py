@@ -48,6 +48,8 @@ class Estimate:
 def _clean(x: float | None) -> float | None:
     if x is None:
         return None
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)  # a count stays a count ("908", not "908.000")
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else x
 

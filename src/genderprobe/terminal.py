@@ -89,7 +89,7 @@ def fmt(value: Any, digits: int = 3) -> str:
         if v is None:
             return "undefined"
         if lo is None or hi is None:
-            return f"{v:.{digits}f}"
+            return fmt(v, digits)
         return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
     if isinstance(value, float):
         return f"{value:.{digits}f}"

@@ -67,7 +67,7 @@ class GenmoSummary:
     def metrics(self, prefix: str = "") -> dict[str, Estimate]:
         n = self.pairs_detected
         out = {
-            "pm": Estimate(float(self.pm), n=n),
+            "pm": Estimate(int(self.pm), n=n),
             "pmr": self.pmr,
             "fbr": self.fbr,
             "mbr": self.mbr,
