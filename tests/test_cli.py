@@ -74,6 +74,7 @@ def test_json_output_is_the_results_document():
         (["--model", "reference:random", "--repetitions", "0"], "num_repetitions"),
         (["--model", "reference:random", "--template-file", "/nonexistent/t.txt"], "does not exist"),
         (["--model", "reference:random", "--concurrency", "0"], "--concurrency"),
+        (["--model", "reference:random", "--seed", "-1"], "seed (--seed) must be a whole number at least 0"),
         (["--model", "reference:random", "--judge", "reference:random", "--score-options"], None),
     ],
 )
