@@ -81,3 +81,23 @@ def test_sigkilled_run_resumes_to_identical_results(tmp_path):
     for part in COMPARED:
         assert resumed_doc[part] == whole_doc[part], part
     assert whole_doc["run"]["errors"] == resumed_doc["run"]["errors"] == 0
+
+
+def test_sigterm_ends_a_run_like_ctrl_c_keeping_every_answer_received(tmp_path):
+    # kill, timeout(1) and job schedulers send SIGTERM; by default Python dies on
+    # the spot, losing the last flush interval's answers and leaving a temp file.
+    with OpenAITestServer(api_key=KEY, latency=0.02, p_man=0.7) as server:
+        proc = subprocess.Popen(cli(server, tmp_path / "cache", tmp_path / "out"), env=env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while sum(server.answered.values()) < SAMPLE_K // 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        answered = sum(server.answered.values())
+    assert proc.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err
+    # Only the requests in flight (4) may be answered by the server and never read.
+    assert answered - 4 <= stored(tmp_path / "cache") <= answered
+    assert list((tmp_path / "out").iterdir()) == []

@@ -352,10 +352,13 @@ class Runner:
             raise error
 
     def _flush(self) -> None:
+        # Forget a batch only once it is committed: an interrupt (Ctrl-C, SIGTERM)
+        # or a locked store mid-write leaves it pending for the final flush.
+        # Writing it twice is harmless (answers are keyed).
         if self.store and self._pending:
-            batch = self._pending[:]
-            self._pending.clear()
-            self.store.put_many(self.model.identity, batch)
+            n = len(self._pending)
+            self.store.put_many(self.model.identity, self._pending[:n])
+            del self._pending[:n]
 
     async def _ask_with_retries(self, request: Request) -> Response:
         attempt = 0
