@@ -223,7 +223,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
     received are flushed to the store and every file and connection is closed.
     """
     def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        # Whatever handles Ctrl-C now (the runner's event loop cancels its run).
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
 
     try:
         previous = signal.signal(signal.SIGTERM, interrupt)
