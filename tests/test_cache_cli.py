@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from click.testing import CliRunner
 
@@ -85,3 +86,22 @@ def test_unreadable_stores_give_one_sentence_and_exit_2(tmp_path):
     assert not (tmp_path / "o.jsonl").exists()
     missing = invoke("cache", "export", str(tmp_path / "o.jsonl"), "--cache-dir", str(tmp_path / "none"))
     assert missing.exit_code == 2 and "no response store" in missing.output
+
+
+def test_export_gets_the_usual_permissions_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    fill(tmp_path)
+    out = tmp_path / "exp" / "answers.jsonl"
+    assert invoke("cache", "export", str(out), "--cache-dir", str(tmp_path)).exit_code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+
+    def disk_full(self, f, model=None):
+        f.write("{partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Store, "export_jsonl", disk_full)
+    failed = invoke("cache", "export", str(tmp_path / "exp" / "again.jsonl"), "--cache-dir", str(tmp_path))
+    assert failed.exit_code == 2, failed.output
+    assert "No space left on device" in failed.output and "Traceback" not in failed.output
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == ["answers.jsonl"]

@@ -69,11 +69,13 @@ def test_json_output_is_the_results_document():
         (["--model", "reference:nope"], "Unknown reference model"),
         (["--model", "nobackend:x"], "Unknown model backend 'nobackend'"),
         (["--model", "gpt-4o"], "has no backend prefix"),
+        (["--model", "reference:"], "names no model after 'reference:'"),
         (["--model", "reference:random", "--sample-k", "0"], "sample_k (--sample-k) must be"),
         (["--model", "reference:random", "--sample-k", "17440001"], "17,440,000"),
         (["--model", "reference:random", "--repetitions", "0"], "num_repetitions"),
         (["--model", "reference:random", "--template-file", "/nonexistent/t.txt"], "does not exist"),
         (["--model", "reference:random", "--concurrency", "0"], "--concurrency"),
+        (["--model", "reference:random", "--seed", "-1"], "seed (--seed) must be a whole number at least 0"),
         (["--model", "reference:random", "--judge", "reference:random", "--score-options"], None),
     ],
 )

@@ -232,6 +232,8 @@ def test_option_scoring_gives_probability_metrics():
         ({"template": "{scenario} (a) {name_1} or (b)?"}, "{name_2}"),
         ({"template": "{scenario} {name_1} {name_2} {gender}"}, "unknown slot {gender}"),
         ({"template": "{scenario} {name_1} {name_2} {"}, "not a valid format string"),
+        ({"template": "{scenario} {name_1!r} {name_2}"}, "slot {name_1!r} has a conversion"),
+        ({"template": "{scenario:>300} {name_1} {name_2}"}, "slot {scenario:>300} has a conversion or format spec"),
         ({"colour": 1}, "no parameter 'colour'"),
     ],
 )

@@ -260,3 +260,22 @@ def test_progress_counts_done_cached_errors_and_tokens(tmp_path):
     assert bar.tokens == runner.stats.prompt_tokens + runner.stats.completion_tokens > 0
     text = console_out.getvalue()
     assert "45/45" in text and "cached 20" in text and "errors 5" in text and "ETA" in text
+
+
+def test_a_base_url_with_a_query_string_keeps_it_after_the_path(tmp_path):
+    # Azure-style endpoints need ?api-version=...; the path used to be glued after the query (404).
+    with OpenAITestServer(api_key=KEY) as server:
+        model = get_model("openai:test", ModelOptions(base_url=server.base_url + "/?api-version=2024-06-01", api_key=KEY))
+        runner = fast_runner(model, None)
+        try:
+            answers = runner(prompts(3))
+        finally:
+            runner.close()
+        assert all(r.ok for r in answers), answers
+        assert server.total_requests == 3
+
+
+@pytest.mark.parametrize("url", ["http://[::1/v1", "http://127.0.0.1:99999/v1"])
+def test_a_malformed_base_url_is_one_sentence(url):
+    with pytest.raises(UserError, match="is not a valid URL"):
+        get_model("openai:test", ModelOptions(base_url=url, api_key=KEY))

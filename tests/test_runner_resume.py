@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.models import ModelOptions
 from genderprobe.testing import OpenAITestServer
@@ -81,3 +83,26 @@ def test_sigkilled_run_resumes_to_identical_results(tmp_path):
     for part in COMPARED:
         assert resumed_doc[part] == whole_doc[part], part
     assert whole_doc["run"]["errors"] == resumed_doc["run"]["errors"] == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_keeps_every_answer_received_and_leaves_no_files(tmp_path, sig):
+    # Ctrl-C used to raise KeyboardInterrupt inside whichever task ran (often
+    # aiohttp's), printing "Task exception was never retrieved" tracebacks. kill,
+    # timeout(1) and job schedulers send SIGTERM, on which Python died on the
+    # spot, losing the last flush interval's answers and leaving a temp file.
+    with OpenAITestServer(api_key=KEY, latency=0.02, p_man=0.7) as server:
+        proc = subprocess.Popen(cli(server, tmp_path / "cache", tmp_path / "out"), env=env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while sum(server.answered.values()) < SAMPLE_K // 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        answered = sum(server.answered.values())
+    assert proc.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err and "never retrieved" not in err
+    # Only the requests in flight (4) may be answered by the server and never read.
+    assert answered - 4 <= stored(tmp_path / "cache") <= answered
+    assert list((tmp_path / "out").iterdir()) == []

@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from genderprobe.cli import main
+from genderprobe.errors import UserError
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
@@ -70,9 +72,19 @@ def test_api_key_appears_in_no_written_file(tmp_path):
     )
 
 
-def test_model_identity_and_repr_hold_no_credentials():
-    options = ModelOptions(base_url="http://user:pw-secret@127.0.0.1:9/v1?key=q-secret", api_key=KEY)
+def test_model_identity_and_repr_hold_no_credentials(monkeypatch):
+    # Credentials in the URL are the key here: a request cannot carry both (see below).
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    options = ModelOptions(base_url="http://user:pw-secret@127.0.0.1:9/v1?key=q-secret")
     model = get_model("openai:m", options)
     assert model.identity == "openai:m@http://127.0.0.1:9/v1"
-    assert KEY not in repr(options)
     assert "secret" not in model.identity and "secret" not in model.spec
+    assert KEY not in repr(ModelOptions(api_key=KEY))
+
+
+def test_a_url_with_credentials_and_a_key_is_refused_without_showing_either():
+    # aiohttp refuses to send both, so this used to fail at the first request with a traceback.
+    options = ModelOptions(base_url="http://user:pw-secret@127.0.0.1:9/v1", api_key=KEY)
+    with pytest.raises(UserError, match="carries a user name and password and an API key") as caught:
+        get_model("openai:m", options)
+    assert "secret" not in str(caught.value) and KEY not in str(caught.value)

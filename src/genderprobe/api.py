@@ -15,7 +15,7 @@ from genderprobe.executors import open_model
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.probes import get_probe
-from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext
+from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.results import JsonlSink, write_json
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
@@ -79,60 +79,66 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         raise UserError(f"Probe '{probe.name}' needs a judge model; pass --judge SPEC.")
     if config.score_options and not probe.supports_option_scoring:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
+    count_in_range(config.seed, 0, None, "The seed (--seed)")
+    count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
     generation = _generation(probe.default_generation, config)
+    if config.out_dir is not None:
+        _check_out_dir(Path(config.out_dir))
     model, concurrency = open_model(
         config.model, config.model_options, executor=config.executor, concurrency=config.concurrency,
         ray_address=config.ray_address, ray_workers=config.ray_workers,
     )
-    if config.score_options and not model.supports_option_scoring:
-        raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
-    judge_model = get_model(config.judge, config.judge_options or config.model_options) if config.judge else None
-
-    store = None
-    if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
-        cache_dir = config.cache_dir or default_cache_dir()
-        store = Store(Path(cache_dir) / "responses.sqlite3")
-    engine = {
-        "concurrency": concurrency,
-        "rpm": config.rpm,
-        "tpm": config.tpm,
-        "max_retries": config.max_retries,
-        "max_error_rate": config.max_error_rate,
-    }
-    runner = Runner(model, store, progress=config.progress, **engine)
-    judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency}) if judge_model else None
-
-    records_path = results_path = None
-    sink: Any
-    if config.out_dir is not None and config.keep_records:
-        records_path = Path(config.out_dir) / "records.jsonl"
-        sink = JsonlSink(records_path)
-    elif config.keep_records:
-        sink = ListSink()
-    else:
-        sink = NullSink()
-
-    ctx = RunContext(
-        ask=runner,
-        generation=generation,
-        records=sink,
-        judge=judge_runner,
-        score_options=config.score_options,
-        n_resamples=config.n_resamples,
-        seed=config.seed,
-        system_prompt=config.system_prompt,
-    )
-    started = dt.datetime.now(dt.UTC)
+    # Everything opened from here on is released however the run ends: a model
+    # (a Ray pool, GPU memory) must not outlive a failure to open the store.
+    judge_model = store = runner = judge_runner = None
+    sink: Any = None
     try:
+        if config.score_options and not model.supports_option_scoring:
+            raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
+        if config.judge:
+            judge_model = get_model(config.judge, config.judge_options or config.model_options)
+        if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
+            cache_dir = config.cache_dir or default_cache_dir()
+            store = Store(Path(cache_dir) / "responses.sqlite3")
+        engine = {
+            "concurrency": concurrency,
+            "rpm": config.rpm,
+            "tpm": config.tpm,
+            "max_retries": config.max_retries,
+            "max_error_rate": config.max_error_rate,
+        }
+        runner = Runner(model, store, progress=config.progress, **engine)
+        if judge_model:
+            judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency})
+
+        records_path = results_path = None
+        if config.out_dir is not None and config.keep_records:
+            records_path = Path(config.out_dir) / "records.jsonl"
+            sink = _output(lambda: JsonlSink(records_path), records_path)
+        elif config.keep_records:
+            sink = ListSink()
+        else:
+            sink = NullSink()
+
+        ctx = RunContext(
+            ask=runner,
+            generation=generation,
+            records=sink,
+            judge=judge_runner,
+            score_options=config.score_options,
+            n_resamples=config.n_resamples,
+            seed=config.seed,
+            system_prompt=config.system_prompt,
+        )
+        started = dt.datetime.now(dt.UTC)
         result = probe.run(ctx)
     except BaseException:
         if isinstance(sink, JsonlSink):
             sink.discard()
         raise
     finally:
-        runner.close()
-        if judge_runner:
-            judge_runner.close()
+        for owner, opened in ((runner, model), (judge_runner, judge_model)):
+            _release(owner or opened)
         if store:
             store.close()
 
@@ -166,11 +172,44 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.out_dir is not None:
         results_path = Path(config.out_dir) / "results.json"
         if isinstance(sink, JsonlSink):
-            sink.commit()
             document["records_file"] = records_path.name if records_path else None
-        write_json(results_path, document)
+        # Results first, records after: a failure leaves neither file half-written
+        # nor records without their results.
+        try:
+            _output(lambda: write_json(results_path, document), results_path)
+            if isinstance(sink, JsonlSink):
+                _output(sink.commit, records_path)
+        except BaseException:
+            if isinstance(sink, JsonlSink):
+                sink.discard()
+            raise
         out.results_path, out.records_path = results_path, records_path
     return out
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Create the output folder before anything is paid for, or say why it cannot be."""
+    _output(lambda: out_dir.mkdir(parents=True, exist_ok=True), out_dir)
+    for name in ("results.json", "records.jsonl"):
+        if (out_dir / name).is_dir():
+            raise UserError(f"{out_dir / name} is a folder; remove it or choose another --out.")
+
+
+def _output(write: Any, path: Path | None) -> Any:
+    """Run ``write``, turning a file-system failure into one sentence naming ``path``."""
+    try:
+        return write()
+    except OSError as exc:
+        raise UserError(
+            f"Cannot write {path}: {exc.strerror or exc}; choose another --out "
+            f"(answers already received are kept in the store)."
+        ) from None
+
+
+def _release(thing: Any) -> None:
+    """Close a runner (its connections and its model) or a model no runner took over."""
+    if thing is not None:
+        thing.close()
 
 
 def _generation(defaults: GenerationParams, config: RunConfig) -> GenerationParams:

@@ -7,11 +7,14 @@ in :mod:`genderprobe.cli_commands`, one module each, discovered the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import pkgutil
+import signal
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +189,8 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
     progress = None if quiet else Progress()
     config.progress = progress
     try:
-        out = execute(probe, config)
+        with _terminate_as_interrupt():
+            out = execute(probe, config)
     finally:
         if progress:
             progress.stop()
@@ -208,6 +212,33 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (kill, timeout, a scheduler) end a run as Ctrl-C does.
+
+    Python's default dies on the spot, losing the answers of the last flush
+    interval and leaving a temporary records file; as an interrupt, the answers
+    received are flushed to the store and every file and connection is closed.
+    """
+    def interrupt(signum: int, frame: Any) -> None:
+        # Whatever handles Ctrl-C now (the runner's event loop cancels its run).
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_config(opts: dict[str, Any]) -> Any:

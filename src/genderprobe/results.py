@@ -36,9 +36,28 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def temp_beside(path: Path) -> tuple[int, str]:
+    """A hidden temporary file beside ``path`` (fd, name), to be renamed onto it.
+
+    mkstemp makes it readable by its owner only; the final file gets the
+    permissions any new file would (0666 less the umask), so a shared results
+    folder stays readable.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.fchmod(fd, 0o666 & ~umask)
+    except BaseException:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return fd, tmp
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -62,8 +81,7 @@ class JsonlSink:
 
     def __init__(self, path: Path):
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, self._tmp = temp_beside(path)
         self._file = os.fdopen(fd, "w", encoding="utf-8")
         self.count = 0
 

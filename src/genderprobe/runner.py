@@ -207,7 +207,11 @@ class Runner:
         self.progress = progress
         self.limit = AdaptiveLimit(self.concurrency, cooldown=cooldown)
         self.stats = RunStats()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # One event loop for the runner's life (the HTTP session lives on it).
+        # asyncio.Runner turns Ctrl-C into a cancellation of the run, which
+        # flushes the answers received, instead of a KeyboardInterrupt raised in
+        # whatever task (an HTTP library's) happens to be running.
+        self._aio: asyncio.Runner | None = None
         self._pending: list[tuple[bytes, Response]] = []
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._last_error: dict[str, str] = {}
@@ -244,10 +248,13 @@ class Runner:
 
     def close(self) -> None:
         try:
-            if self._loop is not None:
-                self._loop.run_until_complete(self.model.aclose())
-                self._loop.close()
-                self._loop = None
+            if self._aio is not None:
+                try:
+                    self._aio.run(self.model.aclose())
+                finally:
+                    # Cancels and awaits anything a second Ctrl-C left running.
+                    self._aio.close()
+                    self._aio = None
         finally:
             self.model.close()
 
@@ -271,22 +278,9 @@ class Runner:
     # -- API backends ----------------------------------------------------
 
     def _run_async_blocking(self, requests, keys, missing, responses) -> None:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        loop = self._loop
-        main = loop.create_task(self._run_async(requests, keys, missing, responses))
-        try:
-            loop.run_until_complete(main)
-        except BaseException:
-            # Ctrl-C lands here with the tasks still pending: end them cleanly so
-            # the answers that did arrive are flushed and the loop can close.
-            if not main.done():
-                main.cancel()
-                try:
-                    loop.run_until_complete(main)
-                except BaseException:
-                    pass
-            raise
+        if self._aio is None:
+            self._aio = asyncio.Runner()
+        self._aio.run(self._run_async(requests, keys, missing, responses))
 
     async def _run_async(self, requests, keys, missing, responses) -> None:
         queue: list[int] = list(reversed(missing))
@@ -352,10 +346,13 @@ class Runner:
             raise error
 
     def _flush(self) -> None:
+        # Forget a batch only once it is committed: an interrupt (Ctrl-C, SIGTERM)
+        # or a locked store mid-write leaves it pending for the final flush.
+        # Writing it twice is harmless (answers are keyed).
         if self.store and self._pending:
-            batch = self._pending[:]
-            self._pending.clear()
-            self.store.put_many(self.model.identity, batch)
+            n = len(self._pending)
+            self.store.put_many(self.model.identity, self._pending[:n])
+            del self._pending[:n]
 
     async def _ask_with_retries(self, request: Request) -> Response:
         attempt = 0

@@ -6,12 +6,12 @@ import datetime as dt
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from genderprobe.errors import UserError
+from genderprobe.results import temp_beside
 from genderprobe.store import Store, store_path
 
 _CACHE_DIR = click.option(
@@ -132,14 +132,16 @@ def export(out: Path, cache_dir: Path | None, config_file: Path | None, model: s
 def _export_atomically(store: Store, out: Path, model: str | None) -> int:
     """Write to a hidden file beside ``out`` and rename it: never a half-written export."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        fd, tmp = temp_beside(out)
     except OSError as exc:
         raise UserError(f"Cannot write {out}: {exc.strerror or exc}.") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             n = store.export_jsonl(f, model)
         os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"Cannot write {out}: {exc.strerror or exc}.") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -27,6 +27,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
 def get_model(spec: str, options: ModelOptions | None = None) -> Model:
     """Build the backend for ``spec`` such as ``openai:gpt-4o-mini``."""
     prefix, sep, rest = spec.partition(":")
+    if sep and prefix in BACKENDS and not rest.strip():
+        raise UserError(f"Model spec '{spec}' names no model after '{prefix}:'; for example {prefix}:NAME.")
     if not sep or not rest:
         raise UserError(
             f"Model spec '{spec}' has no backend prefix; write it as BACKEND:NAME, "

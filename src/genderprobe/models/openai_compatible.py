@@ -47,6 +47,11 @@ class OpenAICompatible(Model):
             raise UserError(f"The environment variable {options.api_key_env} named by --api-key-env is not set.")
         if not self._api_key and self.base_url == DEFAULT_BASE_URL:
             raise UserError("No API key: set OPENAI_API_KEY (or pass --api-key-env NAME) to use the OpenAI API.")
+        if self._api_key and urlsplit(self.base_url).username is not None:
+            raise UserError(
+                f"The base URL {public_url(self.base_url)} carries a user name and password and an API key is set "
+                f"too ({options.api_key_env or 'OPENAI_API_KEY'}); a request can carry only one, so drop one of them."
+            )
         self._key_hint = options.api_key_env or "OPENAI_API_KEY"
         self.timeout = options.timeout
         extra = dict(options.extra)
@@ -58,6 +63,9 @@ class OpenAICompatible(Model):
         # The same model name on two servers is two models, but a URL may carry
         # credentials (user:pass@, ?key=): the identity keeps neither.
         self._identity = f"openai:{model}@{public_url(self.base_url)}"
+        # The path goes before any query string (?api-version=... on Azure).
+        parts = urlsplit(self.base_url)
+        self._endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -90,7 +98,7 @@ class OpenAICompatible(Model):
         return body
 
     async def generate(self, request: Request) -> Response:
-        url = f"{self.base_url}/chat/completions"
+        url = self._endpoint
         try:
             async with self._client().post(url, json=self.payload(request)) as resp:
                 raw = await resp.read()
@@ -143,7 +151,11 @@ class OpenAICompatible(Model):
 
 
 def _check_url(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise UserError(f"The base URL is not a valid URL ({exc}); write it like http://localhost:8000/v1.") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"The base URL '{public_url(url)}' is not an http(s) URL; write it like http://localhost:8000/v1.")
     return url
@@ -151,10 +163,13 @@ def _check_url(url: str) -> str:
 
 def public_url(url: str) -> str:
     """The URL without user:password@ and without a query string."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:
+        return "(an unparseable URL)"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 

@@ -69,9 +69,17 @@ _MAX_UNDETECTED_EVIDENCE = 1000
 def validate_template(template: str) -> None:
     """Refuse a template without its three slots or with an unknown one."""
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
         raise UserError(f"The template is not a valid format string ({exc}); write literal braces as {{{{ and }}}}.") from None
+    fields = [f for f, _, _ in parsed]
+    for f, spec, conv in parsed:
+        if f in SLOTS and (spec or conv):
+            suffix = f"!{conv}" if conv else ""
+            suffix += f":{spec}" if spec else ""
+            raise UserError(
+                f"The template slot {{{f}{suffix}}} has a conversion or format spec; write it plainly as {{{f}}}."
+            )
     unknown = sorted({f for f in fields if f not in SLOTS})
     if unknown:
         raise UserError(
