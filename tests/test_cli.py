@@ -122,3 +122,11 @@ def test_installed_command_runs_in_a_subprocess(tmp_path):
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "Traceback" not in bad.stderr
+
+
+def test_zero_ray_workers_is_refused_before_ray_starts(tmp_path):
+    result = CliRunner().invoke(main, ["run", "relationship-levy", "-m", "reference:random", "--sample-k", "5",
+                                       "--executor", "ray", "--ray-workers", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--ray-workers must be a whole number at least 1" in result.output
+    assert not (tmp_path / "results.json").exists()

@@ -31,6 +31,8 @@ def open_model(
     if executor == "local":
         return get_model(spec, options), concurrency
     if executor == "ray":
+        if ray_workers is not None and (isinstance(ray_workers, bool) or not isinstance(ray_workers, int) or ray_workers < 1):
+            raise UserError(f"--ray-workers must be a whole number at least 1; got {ray_workers!r}.")
         from genderprobe.executors.ray_pool import RayPool
 
         pool = RayPool(spec, options, workers=ray_workers, address=ray_address,
