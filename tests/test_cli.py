@@ -130,3 +130,17 @@ def test_zero_ray_workers_is_refused_before_ray_starts(tmp_path):
     assert result.exit_code == 2
     assert "--ray-workers must be a whole number at least 1" in result.output
     assert not (tmp_path / "results.json").exists()
+
+
+def test_a_template_file_ending_with_a_line_break_gives_the_default_prompts(tmp_path):
+    from genderprobe.probes.relationship_levy import DEFAULT_TEMPLATE
+
+    template = tmp_path / "t.txt"
+    template.write_text(DEFAULT_TEMPLATE + "\n", encoding="utf-8")
+    prompts = []
+    for extra in ([], ["--template-file", str(template)]):
+        out = tmp_path / f"out{len(extra)}"
+        result = invoke("run", "relationship-levy", "-m", "reference:random", "--sample-k", "3", "--out", str(out), *extra)
+        assert result.exit_code == 0, result.output
+        prompts.append([json.loads(line)["prompt"] for line in (out / "records.jsonl").read_text().splitlines()])
+    assert prompts[0] == prompts[1]

@@ -125,6 +125,9 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
                 continue
             if f.metadata.get("from_file"):
                 value = read_user_text(value, f"{f.name.removesuffix('_file').replace('_', ' ')} file")
+                # Editors end files with a line break the user never meant as part
+                # of the prompt (it would change every prompt and its cache key).
+                value = value.removesuffix("\n").removesuffix("\r")
             probe_kwargs[f.name] = value
         _run(probe_cls, probe_kwargs, **kwargs)
 
