@@ -62,3 +62,12 @@ def test_split_first_token_needs_two_logprob_tokens():
         runner.close()
     p_a, p_b = (math.exp(v) for v in answer.option_logprobs)
     assert p_b / (p_a + p_b) == pytest.approx(0.9)
+
+
+def test_log_prob_reading_options_are_part_of_the_model_identity():
+    def identity(**extra):
+        return get_model("openai:m", ModelOptions(base_url="http://127.0.0.1:9/v1", api_key="k", extra=extra)).identity
+
+    assert identity() == identity(logprob_tokens=1, top_logprobs=20)  # the defaults keep existing caches
+    assert len({identity(), identity(logprob_tokens=2), identity(top_logprobs=5)}) == 3
+    assert identity(logprob_tokens=2).startswith("openai:m@")  # cache commands still find it by spec

@@ -63,6 +63,9 @@ class OpenAICompatible(Model):
         # The same model name on two servers is two models, but a URL may carry
         # credentials (user:pass@, ?key=): the identity keeps neither.
         self._identity = f"openai:{model}@{public_url(self.base_url)}"
+        if (self.logprob_tokens, self.top_logprobs) != (1, 20):
+            # They change which option scores can be read: not the same answers.
+            self._identity += f"#logprobs={self.logprob_tokens},{self.top_logprobs}"
         # The path goes before any query string (?api-version=... on Azure).
         parts = urlsplit(self.base_url)
         self._endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
