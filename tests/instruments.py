@@ -44,3 +44,9 @@ class BiasedCoinModel(SyncBatchModel):
             u = int.from_bytes(h.digest(), "little") / 2**64
             out.append(Response(text=f"I think {man if u < self.p_male else woman}."))
         return out
+
+
+def fake_key(label: str) -> str:
+    """A key-shaped test string ("sk-" + label), built at run time so that secret
+    scanners find no key-shaped literal in the repository."""
+    return "sk-" + label

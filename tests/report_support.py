@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from instruments import fake_key
 
 from genderprobe import charts
 from genderprobe.api import RunConfig, execute, run_probe
@@ -143,7 +144,7 @@ def gallery_document(tmp: Path) -> Path:
     doc: dict[str, Any] = {
         "schema": 1, "probe": "gallery", "summary": "Every chart type (hand-built with genderprobe.charts).",
         "model": "openai:gpt-4o-mini", "judge": "openai:gpt-4o", "created": "2026-01-31T14:05:00+00:00",
-        "parameters": {"probe": {"languages": list(LANGUAGES), "api_key": "sk-should-never-show-1234567890"},
+        "parameters": {"probe": {"languages": list(LANGUAGES), "api_key": fake_key("should-never-show-1234567890")},
                        "generation": {"temperature": 0.0}, "system_prompt": None, "seed": 0,
                        "n_resamples": 200, "score_options": False},
         "run": {"requests": 900, "cached": 300, "sent": 600, "errors": 2, "retries": 1, "prompt_tokens": 1000,

@@ -5,11 +5,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from instruments import fake_key
 
 from genderprobe.cli import main
 from genderprobe.testing.openai_server import OpenAITestServer
 
-KEY = "sk-test-relationship-levy-0123456789"
+KEY = fake_key("test-relationship-levy-0123456789")
 AMBIGUOUS = {"Alexis", "Amari", "Bailey", "Jaime", "Thanh"}
 
 
@@ -60,7 +61,7 @@ def test_a_known_bias_is_measured_within_its_interval_and_a_rerun_is_free(tmp_pa
 
 def test_a_rejected_key_stops_at_once_with_one_sentence(tmp_path):
     with OpenAITestServer(api_key=KEY) as server:
-        result = run(server, tmp_path, "--sample-k", "500", key="sk-wrong-key-000000000000")
+        result = run(server, tmp_path, "--sample-k", "500", key=fake_key("wrong-key-000000000000"))
         assert result.exit_code == 2
         assert "rejected the key" in result.output and "Traceback" not in result.output
         assert server.total_requests < 50  # stopped before thousands of failing calls

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import report_support as rs
 from click.testing import CliRunner
+from instruments import fake_key
 
 from genderprobe.cli import main
 from genderprobe.errors import UserError
@@ -105,7 +106,7 @@ def test_leaderboard_prints_markup_in_results_as_text_and_keeps_keys_out(runs, t
     """A system prompt holding rich markup used to crash compare with a MarkupError traceback."""
     doc = load_results(runs["reference:random"])
     doc["parameters"]["system_prompt"] = "Answer [/bold] only, [red]briefly[/red]"
-    doc["model"] = "openai:gpt-4o-mini?api_key=sk-abcdefghijklmnop12345 [/x]"
+    doc["model"] = "openai:gpt-4o-mini?api_key=" + fake_key("abcdefghijklmnop12345") + " [/x]"
     evil = tmp_path / "evil" / "results.json"
     evil.parent.mkdir()
     evil.write_text(json.dumps(doc), encoding="utf-8")
@@ -115,5 +116,5 @@ def test_leaderboard_prints_markup_in_results_as_text_and_keeps_keys_out(runs, t
     assert "Answer [/bold] only, [red]briefly[/red]" in result.output.replace("\n", "")
     assert "[/x]" in result.output
     page = out.read_text(encoding="utf-8")
-    assert "sk-abcdefghijklmnop" not in result.output and "sk-abcdefghijklmnop" not in page
+    assert fake_key("abcdefghijklmnop") not in result.output and fake_key("abcdefghijklmnop") not in page
     assert "api_key=(redacted)" in page

@@ -11,6 +11,7 @@ import markupsafe
 import pytest
 import report_support as rs
 from click.testing import CliRunner
+from instruments import fake_key
 
 from genderprobe.cli import main
 from genderprobe.errors import UserError
@@ -66,7 +67,7 @@ def test_report_has_no_way_to_load_or_run_anything(gallery, levy):
 
 def test_report_keeps_secrets_out(gallery):
     page = render(gallery)
-    assert "sk-should-never-show" not in page
+    assert fake_key("should-never-show") not in page
     assert "(redacted)" in page
 
 
@@ -166,10 +167,10 @@ def test_render_report_needs_a_document():
 
 def test_a_key_inside_a_model_spec_is_redacted_everywhere(levy):
     doc = load_results(levy)
-    doc["model"] = "openai:gpt-4o-mini?key=sk-abcdefghijklmnop12345"
+    doc["model"] = "openai:gpt-4o-mini?key=" + fake_key("abcdefghijklmnop12345")
     doc["judge"] = "anthropic:claude?token=Bearer abcdefghijklmnop"
     page = render_report([(doc, "results.json")])
-    assert "sk-abcdefghijklmnop" not in page and "abcdefghijklmnop" not in page
+    assert fake_key("abcdefghijklmnop") not in page and "abcdefghijklmnop" not in page
     title = re.search(r"<title>(.*?)</title>", page).group(1)
     assert "(redacted)" in title
 

@@ -7,6 +7,7 @@ import sqlite3
 import time
 
 import pytest
+from instruments import fake_key
 
 from genderprobe.errors import FatalModelError, UserError
 from genderprobe.models import ModelOptions, Request, get_model
@@ -17,7 +18,7 @@ from genderprobe.testing.background import quiet_aiohttp_logs
 
 quiet_aiohttp_logs()
 
-KEY = "sk-test-runner-0123456789"
+KEY = fake_key("test-runner-0123456789")
 
 
 def prompts(n: int, tag: str = "") -> list[Request]:

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from instruments import fake_key
 
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.models import ModelOptions
@@ -18,7 +19,7 @@ from genderprobe.testing.background import quiet_aiohttp_logs
 
 quiet_aiohttp_logs()
 
-KEY = "sk-resume-test-key-5f3a"
+KEY = fake_key("resume-test-key-5f3a")
 SAMPLE_K = 150  # 300 prompts
 COMPARED = ("metrics", "marks", "breakdowns", "tables", "counts")
 

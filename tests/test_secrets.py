@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from instruments import fake_key
 
 from genderprobe.cli import main
 from genderprobe.errors import UserError
@@ -18,7 +19,7 @@ from genderprobe.testing.background import quiet_aiohttp_logs
 
 quiet_aiohttp_logs()
 
-KEY = "sk-live-7c1e9d0b4a2f4e55b6aa-secret"
+KEY = fake_key("live-7c1e9d0b4a2f4e55b6aa-secret")
 
 
 def files_under(root: Path) -> list[Path]:
