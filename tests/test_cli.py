@@ -144,3 +144,27 @@ def test_a_template_file_ending_with_a_line_break_gives_the_default_prompts(tmp_
         assert result.exit_code == 0, result.output
         prompts.append([json.loads(line)["prompt"] for line in (out / "records.jsonl").read_text().splitlines()])
     assert prompts[0] == prompts[1]
+
+
+def test_a_run_killed_with_sigkill_leaves_no_temporaries_behind_the_next_run(tmp_path):
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    env = {**os.environ, "GENDERPROBE_CACHE_DIR": str(tmp_path / "cache")}
+    # A run big enough to be mid-way when it is killed.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "-m", "reference:random",
+         "--sample-k", "2000000", "--quiet", "--out", str(out)],
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not list(out.glob(".records.jsonl.*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert list(out.glob(".records.jsonl.*"))  # what a killed writer leaves
+    result = invoke("run", "relationship-levy", "-m", "reference:random", "--sample-k", "5", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "results.json"]

@@ -7,6 +7,7 @@ result file.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
@@ -44,7 +45,10 @@ def temp_beside(path: Path) -> tuple[int, str]:
     folder stays readable.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    remove_orphaned_temporaries(path)
+    # The writer's process id is in the name, so a later run can tell the
+    # leftovers of a killed writer (SIGKILL leaves no chance to clean up).
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
     try:
@@ -54,6 +58,24 @@ def temp_beside(path: Path) -> tuple[int, str]:
         Path(tmp).unlink(missing_ok=True)
         raise
     return fd, tmp
+
+
+def remove_orphaned_temporaries(path: Path) -> None:
+    """Delete temporaries of ``path`` left by writers that no longer run."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*"):
+        pid = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, but another user's
+        return True
+    return True
 
 
 def atomic_write_text(path: Path, text: str) -> None:
