@@ -99,7 +99,7 @@ def fmt(value: Any, digits: int = 3) -> str:
 
 
 def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or output_console()
     console.print(f"[bold]{doc['probe']}[/bold] on [bold]{doc['model']}[/bold]  ({doc.get('summary', '')})")
     metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
     metrics.add_column("metric")
@@ -125,3 +125,17 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         + f"; requests {fmt(run.get('requests'))} (cached {fmt(run.get('cached'))}, "
         f"sent {fmt(run.get('sent'))}, errors {fmt(run.get('errors'))})"
     )
+
+
+def output_console() -> Console:
+    """The console for results on standard output.
+
+    Piped into a file or a pager there is no terminal to fit, and rich's
+    80-column default would wrap wide tables into unreadable columns.
+    """
+    import os
+    import sys
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=160)

@@ -86,7 +86,7 @@ class AnthropicMessages(Model):
             cause = exc.__cause__
             if cause is not None and "connect" in type(cause).__name__.lower():
                 raise ModelError(
-                    f"cannot connect to {public_url(self.base_url)}; is the server running and is --base-url right",
+                    f"cannot connect to {public_url(self.base_url)}; check that the server is running and that --base-url is right",
                     kind="connect",
                 ) from None
             raise ModelError("the connection dropped", kind="connection") from None

@@ -111,7 +111,7 @@ class OpenAICompatible(Model):
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
         except aiohttp.ClientConnectorError:
             raise ModelError(
-                f"cannot connect to {public_url(self.base_url)}; is the server running and is --base-url right",
+                f"cannot connect to {public_url(self.base_url)}; check that the server is running and that --base-url is right",
                 kind="connect",
             ) from None
         except aiohttp.ClientConnectionError as exc:

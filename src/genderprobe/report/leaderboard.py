@@ -14,7 +14,7 @@ from rich.text import Text
 
 from genderprobe.report import format
 from genderprobe.report.compare import ProbeSection
-from genderprobe.terminal import MARK_STYLE
+from genderprobe.terminal import MARK_STYLE, output_console
 
 
 def _estimate_cell(estimate: dict, mark: str | None) -> Text:
@@ -26,7 +26,7 @@ def _estimate_cell(estimate: dict, mark: str | None) -> Text:
 
 
 def print_leaderboard(sections: list[ProbeSection], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or output_console()
     for s in sections:
         if s.mismatches:
             diffs = "; ".join(
