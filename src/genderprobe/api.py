@@ -16,6 +16,7 @@ from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.probes import get_probe
 from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext, count_in_range
+from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
 from genderprobe.results import JsonlSink, write_json
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
@@ -48,6 +49,7 @@ class RunConfig:
     use_cache: bool = True
     out_dir: Path | None = None
     keep_records: bool = True
+    records_parquet: bool = False  # also write records.parquet (needs pyarrow)
     progress: object | None = None
 
 
@@ -58,6 +60,7 @@ class RunOutput:
     records: list[dict[str, Any]] | None = None
     results_path: Path | None = None
     records_path: Path | None = None
+    parquet_path: Path | None = None
 
 
 def run_probe(probe: str, model: str, *, config: RunConfig | None = None, **params: Any) -> RunOutput:
@@ -82,6 +85,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     count_in_range(config.seed, 0, None, "The seed (--seed)")
     count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
     generation = _generation(probe.default_generation, config)
+    if config.records_parquet:
+        if config.out_dir is None or not config.keep_records:
+            raise UserError("Parquet records (--parquet) need --out and records (drop --no-records).")
+        require_pyarrow()
     if config.out_dir is not None:
         _check_out_dir(Path(config.out_dir))
     model, concurrency = open_model(
@@ -184,6 +191,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
                 sink.discard()
             raise
         out.results_path, out.records_path = results_path, records_path
+        if config.records_parquet and records_path is not None:
+            parquet_path = records_path.with_suffix(".parquet")
+            _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
+            out.parquet_path = parquet_path
     return out
 
 

@@ -106,6 +106,8 @@ _COMMON = [
     click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."),
     click.option("--score-options", is_flag=True, help="Score answer options by log-probability instead of generating."),
     click.option("--no-records", is_flag=True, help="Do not write per-attempt records."),
+    click.option("--parquet", "records_parquet", is_flag=True,
+                 help="Also write the records as records.parquet (needs pyarrow: genderprobe[parquet])."),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
     click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
 ]
@@ -209,6 +211,8 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
             click.echo(f"Results: {out.results_path}")
         if out.records_path:
             click.echo(f"Records: {out.records_path}")
+        if out.parquet_path:
+            click.echo(f"Records (Parquet): {out.parquet_path}")
         if opts["model"].startswith("reference:"):
             click.echo(
                 "This was a calibration model. To measure a real one: --model openai:MODEL "
@@ -293,6 +297,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         use_cache=not opts["no_cache"],
         out_dir=opts["out_dir"],
         keep_records=not opts["no_records"],
+        records_parquet=opts["records_parquet"],
     )
 
 
