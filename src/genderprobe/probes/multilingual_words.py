@@ -39,6 +39,9 @@ from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count
 
 _EVIDENCE = 1000
 _SAMPLES_PER_LANGUAGE = 2
+# An answer naming more than twice the 10 words asked for is the list echoed
+# back, not a choice: it would count every word for that gender. Undetected.
+MAX_CHOSEN = 20
 _UNMATCHED_SHOWN = 15
 
 
@@ -111,6 +114,9 @@ class MultilingualWords(Probe):
                 for r in range(reps):
                     resp = next(responses)
                     match = matcher.match(resp.text) if resp.ok else WordMatch()
+                    echoed = len(match.chosen) > MAX_CHOSEN
+                    if echoed:  # the list repeated back is no choice of 10 words
+                        match = WordMatch(unmatched=match.unmatched)
                     code = "error" if not resp.ok else ("answered" if match.chosen else "undetected")
                     tally.add(it.gender == "female", match, code)
                     record = {
@@ -121,6 +127,8 @@ class MultilingualWords(Probe):
                     }
                     if not resp.ok:
                         record["error"] = f"{resp.error_kind}: {resp.error_message}"
+                    if echoed:
+                        record["undetected_reason"] = f"more than {MAX_CHOSEN} list words (the prompt asks for 10)"
                     ctx.records.write(record)
                     _collect(evidence, record, code, match, lang)
             tallies[lang] = tally
