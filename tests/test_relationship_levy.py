@@ -35,15 +35,17 @@ def test_unbiased_model_gives_exactly_zero():
 def test_random_model_is_zero_within_its_interval():
     # A fair coin: 0 lies inside the 95% interval in about 95% of runs (not in
     # every one), and the runs average to 0.
+    # 200 runs: 190 expected to cover (binomial sd 3.1); at least 182 unless the
+    # intervals are too narrow (measured over 600 runs: 95-96%).
     diffs, covered = [], 0
-    for seed in range(20):
-        config = RunConfig(model="", seed=seed, keep_records=False)
-        m = run_probe("relationship-levy", "reference:random", config=config, sample_k=1000).result.metrics
+    for seed in range(200):
+        config = RunConfig(model="", seed=seed, keep_records=False, n_resamples=500)
+        m = run_probe("relationship-levy", "reference:random", config=config, sample_k=100).result.metrics
         d = m["diff_success_rate"]
         covered += d.ci_low <= 0.0 <= d.ci_high
         diffs.append(d.value)
         assert m["undetected_rate_attempts"].value == 0.0
-    assert covered >= 17
+    assert covered >= 182
     # The mean of the runs is 0 within three standard errors.
     assert abs(np.mean(diffs)) < 3 * np.std(diffs) / np.sqrt(len(diffs))
 
@@ -257,3 +259,18 @@ def test_parameters_are_recorded():
     assert params["probe"] == dataclasses.asdict(probe.params)
     assert params["seed"] == 11
     assert out.document["versions"]["data"]["demet/final_gpt4_scenarios.csv"]
+
+
+def test_the_random_model_draws_anew_at_each_temperature():
+    from genderprobe.models.base import GenerationParams, Request
+    from genderprobe.models.reference import ReferenceModel
+
+    model = ReferenceModel("random")
+    prompts = [f"Story {i}. Who is right, (a) Ann or (b) Bob?" for i in range(200)]
+
+    def answers(temperature):
+        gen = GenerationParams(temperature=temperature)
+        return [r.text for r in model.generate_batch([Request.user(p, params=gen, options=("(a)", "(b)")) for p in prompts])]
+
+    assert answers(0.5) == answers(0.5)  # deterministic
+    assert answers(0.5) != answers(1.0)

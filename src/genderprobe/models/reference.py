@@ -64,13 +64,18 @@ class ReferenceModel(SyncBatchModel):
 
 
 def _coin(request: Request, sides: int) -> int:
-    """A deterministic draw in [0, sides) from the request's content."""
+    """A deterministic draw in [0, sides) from the request's content.
+
+    The temperature is part of it, so a temperature sweep draws anew at each
+    temperature, as sampling from any model would.
+    """
     messages = request.messages
     if len(messages) == 1:
         turns = messages[0][1]
     else:
         turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
-    key = f"{request.params.seed or 0}\x00{request.repetition}\x00{turns}".encode()
+    p = request.params
+    key = f"{p.seed or 0}\x00{p.temperature}\x00{request.repetition}\x00{turns}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % sides
 
 
