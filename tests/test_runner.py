@@ -280,3 +280,43 @@ def test_a_base_url_with_a_query_string_keeps_it_after_the_path(tmp_path):
 def test_a_malformed_base_url_is_one_sentence(url):
     with pytest.raises(UserError, match="is not a valid URL"):
         get_model("openai:test", ModelOptions(base_url=url, api_key=KEY))
+
+
+def test_a_store_locked_by_another_process_does_not_stall_the_requests(tmp_path):
+    import threading
+
+    from genderprobe.testing.answers import PreferMan
+
+    seen: list[float] = []
+    prefer = PreferMan(0.5)
+
+    def answer(call):
+        seen.append(time.monotonic())
+        return prefer(call)
+
+    path = tmp_path / "store.sqlite3"
+    with OpenAITestServer(answer=answer, latency=0.01, api_key=KEY) as server, Store(path) as store:
+        locked, release = threading.Event(), threading.Event()
+
+        def hold_lock():  # another process's writer, holding the store for a while
+            other = sqlite3.connect(path, isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+            locked.set()
+            release.wait(10)
+            other.execute("COMMIT")
+            other.close()
+
+        holder = threading.Thread(target=hold_lock)
+        holder.start()
+        locked.wait(5)
+        threading.Timer(1.5, release.set).start()
+        start = time.monotonic()
+        runner = fast_runner(model_for(server), store, concurrency=8)
+        responses = runner(prompts(200))
+        runner.close()
+        holder.join()
+    assert all(r.ok for r in responses)
+    assert stored_keys(path) == 200
+    # The requests went on while the store was locked: all sent well before its
+    # release at 1.5 s (the old, blocking flush froze them until then).
+    assert max(seen) - start < 1.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -213,6 +214,7 @@ class Runner:
         # whatever task (an HTTP library's) happens to be running.
         self._aio: asyncio.Runner | None = None
         self._pending: list[tuple[bytes, Response]] = []
+        self._flush_lock = threading.Lock()
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._last_error: dict[str, str] = {}
 
@@ -319,7 +321,9 @@ class Runner:
             while True:
                 await asyncio.sleep(self.flush_interval)
                 try:
-                    self._flush()
+                    # In a thread: a store locked by another process makes the
+                    # write wait, and the requests must not wait with it.
+                    await asyncio.to_thread(self._flush)
                 except UserError as exc:  # the store became unwritable (locked, disk full)
                     halt(exc)
                     return
@@ -349,10 +353,11 @@ class Runner:
         # Forget a batch only once it is committed: an interrupt (Ctrl-C, SIGTERM)
         # or a locked store mid-write leaves it pending for the final flush.
         # Writing it twice is harmless (answers are keyed).
-        if self.store and self._pending:
-            n = len(self._pending)
-            self.store.put_many(self.model.identity, self._pending[:n])
-            del self._pending[:n]
+        with self._flush_lock:  # the flusher's thread and the final flush never overlap
+            if self.store and self._pending:
+                n = len(self._pending)
+                self.store.put_many(self.model.identity, self._pending[:n])
+                del self._pending[:n]
 
     async def _ask_with_retries(self, request: Request) -> Response:
         attempt = 0

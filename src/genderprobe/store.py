@@ -98,7 +98,9 @@ class Store:
         self._db: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            # The runner writes from a worker thread (so a lock held by another
+            # process does not stall its requests), one write at a time.
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a commit survives the process being killed (not a power cut).
             self._db.execute("PRAGMA synchronous=NORMAL")
