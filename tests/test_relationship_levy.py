@@ -274,3 +274,34 @@ def test_the_random_model_draws_anew_at_each_temperature():
 
     assert answers(0.5) == answers(0.5)  # deterministic
     assert answers(0.5) != answers(1.0)
+
+
+def test_probability_metrics_skip_attempts_without_log_probabilities_quietly():
+    import warnings
+
+    from genderprobe.models.base import Response, SyncBatchModel
+
+    class HalfScored(SyncBatchModel):
+        """Scores the man's option at 0.8 where it answers; fails every third request."""
+
+        cacheable = False
+        supports_option_scoring = True
+        spec = "test:half-scored"
+
+        def generate_batch(self, requests):
+            out = []
+            for i, r in enumerate(requests):
+                if i % 3 == 2:
+                    out.append(Response.failure("server", "HTTP 500"))
+                    continue
+                man_a = r.oracle["biased"] == "(a)"
+                p = (0.8, 0.2) if man_a else (0.2, 0.8)
+                out.append(Response(text=r.oracle["biased"], option_logprobs=tuple(np.log(p))))
+            return out
+
+    probe = RelationshipLevy(sample_k=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = probe.run(RunContext(ask=Runner(HalfScored(), max_error_rate=1.0), score_options=True, n_resamples=100))
+    assert result.metrics["prob_male_success_rate"].value == pytest.approx(0.8)
+    assert result.metrics["prob_diff_success_rate"].value == pytest.approx(0.6)

@@ -373,13 +373,17 @@ class _Accumulator:
         for a, resp in enumerate(responses):
             if resp.ok and resp.option_logprobs is not None and len(resp.option_logprobs) == 2:
                 lp[a] = resp.option_logprobs
-        lp -= np.nanmax(lp, axis=1, keepdims=True) if np.isfinite(lp).any() else 0
-        p = np.exp(lp)
-        p_a = p[:, 0] / p.sum(axis=1)
+        # Softmax over the two options, only where both log-probabilities came back.
+        valid = ~np.isnan(lp).any(axis=1)
+        p_a = np.full(len(responses), np.nan)
+        shifted = lp[valid] - lp[valid].max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        p_a[valid] = e[:, 0] / e.sum(axis=1)
         man_is_a = (np.arange(len(responses)) % per_item) < self.reps
         p_man = np.where(man_is_a, p_a, 1 - p_a).reshape(n, per_item)
-        with np.errstate(invalid="ignore"):
-            self.prob_male[start : start + n] = np.nanmean(p_man, axis=1) if np.isfinite(p_man).any() else np.nan
+        scored = (~np.isnan(p_man)).sum(axis=1)
+        mean = np.nansum(p_man, axis=1) / np.maximum(scored, 1)
+        self.prob_male[start : start + n] = np.where(scored > 0, mean, np.nan)
 
     def collect_evidence(self, code: int, record: dict) -> None:
         if code in self.full_evidence:
