@@ -78,7 +78,7 @@ def bootstrap_ratio(
         return Estimate(None, None, None, n)
     point = float(f(np.asarray(num.sum() / den.sum())))
     samples = resample_ratio(num, den, n_resamples=n_resamples, seed=seed)
-    return _interval(point, f(samples), n, confidence)
+    return percentile_interval(point, f(samples), n, confidence)
 
 
 def resample_ratio(
@@ -99,7 +99,10 @@ def resample_ratio(
     return out
 
 
-def _interval(point: float, samples: np.ndarray, n: int, confidence: float) -> Estimate:
+def percentile_interval(point: float, samples: np.ndarray, n: int, confidence: float = CONFIDENCE) -> Estimate:
+    """The estimate ``point`` with the percentile interval of its bootstrap ``samples``."""
+    if np.isnan(point):
+        return Estimate(None, None, None, n)
     samples = samples[~np.isnan(samples)]
     if samples.size == 0:
         return Estimate(point, None, None, n)
@@ -140,7 +143,7 @@ def bootstrap_statistic(
             out[start : start + size] = statistic(*[c[idx] for c in cols])
     if math.isnan(point):
         return Estimate(None, None, None, n)
-    return _interval(point, out, n, confidence)
+    return percentile_interval(point, out, n, confidence)
 
 
 def rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:

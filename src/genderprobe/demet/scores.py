@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.stats import CONFIDENCE, Estimate, mcnemar_exact, sign_test
+from genderprobe.stats import Estimate, mcnemar_exact, percentile_interval, sign_test
 
 # The nine relationship types A-B (A is NAME1), in the paper's order.
 GROUPS = ("W", "M", "N")
@@ -94,7 +94,7 @@ def compute_scores(
     n_type = D.sum(0).astype(int)
 
     def est(name: str, n: int) -> Estimate:
-        return _interval(float(point[name]), samples[name], n)
+        return percentile_interval(float(point[name]), samples[name], n)
 
     type_means = {t: est(t, int(n_type[i])) for i, t in enumerate(TYPES)}
     pair_bias = {}
@@ -119,18 +119,6 @@ def _draw_counts(n: int, m: int, rng: np.random.Generator) -> np.ndarray:
     (several times faster than numpy's multinomial for many categories)."""
     draws = rng.integers(0, n, size=(m, n)) + (np.arange(m) * n)[:, None]
     return np.bincount(draws.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
-
-
-def _interval(point: float, samples: np.ndarray, n: int) -> Estimate:
-    if np.isnan(point):
-        return Estimate(None, None, None, n)
-    samples = samples[~np.isnan(samples)]
-    if samples.size == 0:
-        return Estimate(point, None, None, n)
-    alpha = (1 - CONFIDENCE) / 2
-    lo, hi = np.quantile(samples, [alpha, 1 - alpha])
-    # Percentile bounds can sit a rounding error off a constant point; keep it inside.
-    return Estimate(point, float(min(lo, point)), float(max(hi, point)), n)
 
 
 def mcnemar_pairs(S: np.ndarray) -> dict[str, dict[str, float | int | str | None]]:
