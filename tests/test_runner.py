@@ -127,6 +127,32 @@ def test_unreachable_server_is_reported_quickly(tmp_path):
     assert time.monotonic() - started < 5
 
 
+def test_unreachable_server_is_reported_quickly_with_the_default_retries():
+    """Six retries with exponential backoff took about 20 s to say a port was closed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = get_model("openai:test", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY))
+    runner = Runner(model, None)
+    started = time.monotonic()
+    with pytest.raises(FatalModelError, match="cannot connect to http://127.0.0.1"):
+        runner(prompts(50))
+    runner.close()
+    assert time.monotonic() - started < 3
+    assert runner.stats.retries <= 2 * runner.concurrency
+
+
+def test_a_refused_connection_after_answers_is_retried_in_full():
+    with OpenAITestServer() as server:
+        runner = fast_runner(model_for(server), None, max_retries=5)
+        assert all(r.ok for r in runner(prompts(3)))
+    # The server is gone now; it was there, so this may be a restart worth waiting for.
+    with pytest.raises(UserError, match="failed so far after 5 retries"):
+        runner(prompts(1, tag="later"))
+    runner.close()
+    assert runner.stats.retries == 5
+
+
 def test_too_many_errors_fail_the_run_early_and_keep_the_answers(tmp_path):
     path = tmp_path / "s.sqlite3"
     with OpenAITestServer(faults={"500": 0.5}, seed=3, latency=0.005) as server:

@@ -35,6 +35,8 @@ from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_key
 
 THROTTLE_KINDS = frozenset({"rate_limit", "overloaded"})
+# Retries of a refused connection before the server has answered once.
+FIRST_CONTACT_RETRIES = 2
 
 
 class TooManyErrors(UserError):
@@ -381,7 +383,7 @@ class Runner:
                     self.limit.throttled()
                     self.stats.min_concurrency = self.limit.lowest
                 self._last_error[exc.kind] = str(exc)
-                if attempt >= self.max_retries:
+                if attempt >= self._retries_for(exc):
                     return Response.failure(exc.kind, str(exc))
                 delay = self._backoff(attempt, exc.retry_after)
                 if exc.retry_after is not None:
@@ -394,6 +396,14 @@ class Runner:
                 self.tpm.settle(response.prompt_tokens + response.completion_tokens - estimate)
             self.limit.succeeded()
             return response
+
+    def _retries_for(self, exc: ModelError) -> int:
+        """A server refusing connections before it ever answered is most likely not
+        there (a wrong URL or port): say so in about a second, not after the full
+        backoff. Once it has answered, a refused connection is a blip worth waiting out."""
+        if exc.kind == "connect" and self.stats.answered == 0:
+            return min(self.max_retries, FIRST_CONTACT_RETRIES)
+        return self.max_retries
 
     async def _wait_for_turn(self, request: Request) -> None:
         wait = self._resume_at - time.monotonic()
