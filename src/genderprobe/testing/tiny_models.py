@@ -6,7 +6,8 @@ names (so RelationshipLevy prompts tokenize compactly), gives it a chat
 template, builds a small Llama- or GPT-2-style network with seeded random
 weights and saves both to a directory ``hf:PATH`` can load.
 
-``size="1b"`` builds a Llama of about a billion parameters with the same
+``size="small"`` has heads of 32 dimensions, the least vLLM's CPU attention
+takes; ``size="1b"`` builds a Llama of about a billion parameters with the same
 tokenizer, for GPU throughput measurements (weights' values do not change speed).
 """
 
@@ -26,6 +27,7 @@ ARCHITECTURES = ("llama", "gpt2")
 SIZES = {
     # name: (hidden, layers, heads, kv heads, intermediate)
     "tiny": (32, 2, 4, 2, 64),
+    "small": (64, 2, 2, 1, 128),
     "1b": (2048, 16, 32, 8, 8192),
 }
 
