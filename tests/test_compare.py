@@ -11,9 +11,10 @@ import report_support as rs
 from click.testing import CliRunner
 from instruments import fake_key
 
+from genderprobe.api import RunConfig, run_probe
 from genderprobe.cli import main
 from genderprobe.errors import UserError
-from genderprobe.report import compare, render_comparison
+from genderprobe.report import compare, format, render_comparison
 from genderprobe.results import load_results
 
 
@@ -25,6 +26,17 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     out["random-k60"] = rs.levy_results(base / "random-k60", "reference:random", 60)
     out["gallery"] = rs.gallery_document(base)
     return out
+
+
+@pytest.fixture(scope="module")
+def genmo_runs(tmp_path_factory) -> list[Path]:
+    """GenMO has no marks, so its group shows three headline metrics (the first three)."""
+    base = tmp_path_factory.mktemp("genmo")
+    paths = []
+    for m in ("reference:biased", "reference:random", "reference:unbiased"):
+        config = RunConfig(model=m, use_cache=False, out_dir=base / m.split(":")[1], n_resamples=200)
+        paths.append(run_probe("genmo", m, config=config, sample_k=40).results_path)
+    return paths
 
 
 def pairs(paths):
@@ -118,3 +130,46 @@ def test_leaderboard_prints_markup_in_results_as_text_and_keeps_keys_out(runs, t
     page = out.read_text(encoding="utf-8")
     assert fake_key("abcdefghijklmnop") not in result.output and fake_key("abcdefghijklmnop") not in page
     assert "api_key=(redacted)" in page
+
+
+def leaderboard(paths, columns: int) -> str:
+    result = CliRunner().invoke(main, ["compare", *map(str, paths)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_narrow_terminal_shows_every_metric_of_every_model(runs, genmo_runs, columns):
+    """Below about 100 columns rich folded metric names and values mid-word and dropped the last columns."""
+    paths = [runs["reference:biased"], runs["reference:unbiased"], *genmo_runs]
+    text = leaderboard(paths, columns)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= columns
+    sections = compare(pairs(paths))
+    assert [len(s.groups[0].headline) for s in sections] == [2, 3]
+    cursor = 0
+    for s in sections:
+        (group,) = s.groups
+        cursor = text.index(s.probe, cursor)
+        for m in group.headline:
+            assert re.search(rf"\b{m}\b", text[cursor:]), m
+        # Each model, in rank order, followed by each of its values whole (interval and mark included).
+        for e in group.entries:
+            cursor = text.index(e.label, cursor)
+            for m in group.headline:
+                value = format.estimate(e.metric(m)) + (f" {e.mark(m)}" if e.mark(m) else "")
+                cursor = text.index(value, cursor)
+
+
+def test_wide_terminal_keeps_one_row_per_model(runs, genmo_runs):
+    paths = [runs["reference:biased"], runs["reference:unbiased"], *genmo_runs]
+    text = leaderboard(paths, 140)
+    sections = compare(pairs(paths))
+    starts = [text.index(s.probe) for s in sections] + [len(text)]
+    for s, start, end in zip(sections, starts, starts[1:], strict=False):
+        lines = text[start:end].splitlines()
+        (group,) = s.groups
+        assert any(re.search(r"\bmodel\b.*" + ".*".join(group.headline) + ".*items.*undetected.*errors", line)
+                   for line in lines)
+        for e in group.entries:
+            (row,) = [line for line in lines if f" {e.label} " in line]
+            assert all(format.estimate(e.metric(m)) in row for m in group.headline)

@@ -13,8 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from genderprobe.report import format
-from genderprobe.report.compare import ProbeSection
+from genderprobe.report.compare import Group, ProbeSection
 from genderprobe.terminal import MARK_STYLE, output_console
+
+
+def _table(title: str) -> Table:
+    return Table(title=Text(title), title_justify="left", caption="values with 95% intervals; marks A-D",
+                 caption_justify="left", box=box.SIMPLE_HEAD)
 
 
 def _estimate_cell(estimate: dict, mark: str | None) -> Text:
@@ -23,6 +28,49 @@ def _estimate_cell(estimate: dict, mark: str | None) -> Text:
         cell.append(" ")
         cell.append(str(mark), style=MARK_STYLE.get(str(mark), ""))
     return cell
+
+
+def _wide(g: Group, title: str) -> Table:
+    """One row per model, one column per headline metric."""
+    table = _table(title)
+    table.add_column("#", justify="right")
+    table.add_column("model")
+    for m in g.headline:
+        table.add_column(Text(m), justify="right")
+    for col in ("items", "undetected", "errors"):
+        table.add_column(col, justify="right")
+    for rank, e in enumerate(g.entries, 1):
+        cells = [_estimate_cell(e.metric(m), e.mark(m)) for m in g.headline]
+        table.add_row(str(rank), Text(e.label), *cells, format.number(e.items),
+                      format.number(e.undetected), format.number(e.errors))
+    return table
+
+
+def _stacked(g: Group, title: str) -> Table:
+    """One row per model and metric: three columns, so every metric fits in 60 columns."""
+    table = _table(title)
+    table.add_column("#", justify="right")
+    table.add_column("model / metric", overflow="fold")
+    table.add_column("value", overflow="fold")
+    for rank, e in enumerate(g.entries, 1):
+        # Zero counts are left out so the line fits 60 columns; any other count shows.
+        counts = ", ".join([f"{format.number(e.items)} items"] + [
+            f"{format.number(n)} {what}" for n, what in ((e.undetected, "undetected"), (e.errors, "errors")) if n])
+        table.add_row(str(rank), Text(e.label, style="bold"), Text(counts, style="dim"))
+        for i, m in enumerate(g.headline, 1):
+            # A section end between models prints as a blank line with this box.
+            table.add_row("", Text(f"  {m}"), _estimate_cell(e.metric(m), e.mark(m)),
+                          end_section=i == len(g.headline))
+    return table
+
+
+def _fits(console: Console, table: Table) -> bool:
+    """Whether the table fits with every cell on one line.
+
+    Squeezed, rich wraps numbers mid-digit and drops the last columns without a
+    word, so a narrower terminal gets the stacked layout instead.
+    """
+    return console.measure(table, options=console.options.update_width(10_000)).maximum <= console.width
 
 
 def print_leaderboard(sections: list[ProbeSection], console: Console | None = None) -> None:
@@ -39,19 +87,7 @@ def print_leaderboard(sections: list[ProbeSection], console: Console | None = No
             title = f"{s.probe}"
             if len(s.groups) > 1:
                 title += f" · group {i}: " + ", ".join(f"{k}={format.plain(v)}" for k, v in g.distinct.items())
-            table = Table(title=Text(title), title_justify="left", caption="values with 95% intervals; marks A-D",
-                          caption_justify="left", box=box.SIMPLE_HEAD)
-            table.add_column("#", justify="right")
-            table.add_column("model", overflow="fold", min_width=min(22, max(len(e.label) for e in g.entries)))
-            for m in g.headline:
-                # Metric names fold rather than being cut to "diff_abs_…": a reader must see which metric it is.
-                table.add_column(Text(m), justify="right", overflow="fold")
-            for col in ("items", "undetected", "errors"):
-                table.add_column(col, justify="right", overflow="fold")
-            for rank, e in enumerate(g.entries, 1):
-                cells = [_estimate_cell(e.metric(m), e.mark(m)) for m in g.headline]
-                table.add_row(str(rank), Text(e.label), *cells, format.number(e.items),
-                              format.number(e.undetected), format.number(e.errors))
-            console.print(table)
+            table = _wide(g, title)
+            console.print(table if _fits(console, table) else _stacked(g, title))
             for w in g.warnings:
                 console.print(Text(w, style="yellow"), highlight=False, soft_wrap=True)
