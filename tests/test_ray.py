@@ -132,6 +132,20 @@ def test_a_bad_model_on_the_workers_is_one_sentence():
     assert workers_gone()
 
 
+def test_vllm_engines_on_two_workers_answer_as_one_process(tmp_path):
+    """A vLLM engine per worker (on GPUs, or vLLM's CPU build where that is installed)."""
+    from genderprobe.models.vllm_engine import refusal
+
+    if refusal() is not None:
+        pytest.skip(refusal())
+    path = build_tiny_model(tmp_path / "small", size="small")  # vLLM's CPU attention takes heads of 32
+    memory = "gpu_memory_utilization=0.2" if ray.cluster_resources().get("GPU") else f"kv_cache_memory_bytes={2**28}"
+    spec = f"vllm:{path}?dtype=float32&enforce_eager=1&max_new_tokens=8&{memory}"
+    pooled = run(spec, tmp_path / "cache", "ray", sample_k=12)
+    assert pooled.result.counts["errors"] == 0 and workers_gone()
+    same_results(pooled, run(spec, None, sample_k=12))
+
+
 # -- API clients on Ray workers, against the local OpenAI-compatible server ------------
 
 PER_WORKER = 6
@@ -183,6 +197,26 @@ def test_api_option_scoring_on_ray_equals_one_process():
 
 
 # -- error paths ------------------------------------------------------------------------
+
+def test_workers_the_cluster_cannot_hold_are_refused_not_waited_for(tiny):
+    """Ray keeps an actor it cannot place pending forever: the run would hang silently."""
+    from genderprobe.executors.ray_pool import RayPool
+    from genderprobe.models.base import ModelOptions
+
+    started = time.monotonic()
+    with pytest.raises(UserError, match=f"3 Ray workers with 1 CPUs each need 3 CPUs and the Ray cluster has {WORKERS}"):
+        RayPool(tiny, ModelOptions(), workers=3)
+    with pytest.raises(UserError, match="need 1 GPUs and the Ray cluster has 0"):
+        RayPool(tiny, ModelOptions(), workers=1, worker_gpus=1.0)
+    assert time.monotonic() - started < 10 and workers_gone()
+
+
+def test_local_weights_ask_for_no_gpu_on_a_cluster_without_one():
+    from genderprobe.executors.ray_pool import _default_gpus
+
+    # vLLM's CPU build runs there; its GPU build refuses in the worker, in one sentence.
+    assert _default_gpus("vllm:/m", ray) == 0.0 and _default_gpus("hf:/m", ray) == 0.0
+
 
 def test_a_backend_refusal_inside_a_worker_stops_the_run_with_its_sentence(tiny):
     """A UserError raised while answering (here: an option that is no text at all) is

@@ -68,6 +68,7 @@ class RayPool(Model):
         n = workers or _default_workers(self._ray, gpus, worker_cpus)
         if n < 1:
             raise UserError("--ray-workers must be at least 1.")
+        _check_fits(self._ray, n, worker_cpus, gpus)
         self._actors = [self._new_actor() for _ in range(n)]
         try:
             info = self._ray.get([a.describe.remote() for a in self._actors])
@@ -289,11 +290,23 @@ def _start_ray(address: str | None) -> tuple[Any, bool]:
 
 
 def _default_gpus(spec: str, ray: Any) -> float:
-    if spec.startswith("vllm:"):
-        return 1.0
-    if spec.startswith("hf:") and ray.cluster_resources().get("GPU", 0) >= 1:
+    """A GPU per local-weights worker where the cluster has GPUs; none otherwise
+    (hf on CPUs, or vLLM's CPU build; a GPU build of vLLM then refuses in its worker)."""
+    if spec.startswith(("vllm:", "hf:")) and ray.cluster_resources().get("GPU", 0) >= 1:
         return 1.0
     return 0.0
+
+
+def _check_fits(ray: Any, workers: int, cpus: float, gpus: float) -> None:
+    """Refuse workers the cluster cannot hold: Ray would wait for them forever."""
+    resources = ray.cluster_resources()
+    for name, each in (("GPU", gpus), ("CPU", cpus)):
+        have = resources.get(name, 0)
+        if each and workers * each > have:
+            raise UserError(
+                f"{workers} Ray workers with {each:g} {name}s each need {workers * each:g} {name}s "
+                f"and the Ray cluster has {have:g}; use fewer --ray-workers."
+            )
 
 
 def _default_workers(ray: Any, gpus: float, cpus: float) -> int:
