@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from genderprobe.cli import main
 from genderprobe.errors import UserError
-from genderprobe.models import get_model
+from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.models.vllm_engine import refusal
 
@@ -104,7 +104,8 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary? Answer with (a) or (b)." for i in range(16)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     hf = get_model(f"hf:{path}?dtype=float32&device={device}")
-    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&prefix_caching=false&{engine_memory()}")
+    # A scoring run turns prefix caching off by itself (it corrupts prompt log-probabilities).
+    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}", ModelOptions(scoring_run=True))
     try:
         assert vllm.identity.startswith(f"vllm:{path}@float32:")
         for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
@@ -124,8 +125,9 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
 
 @pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
 def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
-    """The whole path: the command line, the runner and the store with prefix caching on,
-    as a user runs it (vLLM starts worker processes, which must find the entry point guarded)."""
+    """The whole path as a user runs it: the command line, the runner and the store, option
+    scoring without asking for prefix caching off (vLLM starts worker processes, which must
+    find the entry point guarded). Generation with the cache on runs in test_ray.py."""
     import json
     import subprocess
     import sys
@@ -134,14 +136,15 @@ def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
     out = tmp_path / "run"
     command = [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "--sample-k", "10",
                "-m", f"vllm:{path}?dtype=float32&enforce_eager=1&max_new_tokens=8&{engine_memory()}",
-               "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--quiet"]
+               "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--quiet", "--score-options"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["counts"]["attempts"] == 20 and results["counts"]["errors"] == 0
     assert results["model"].startswith("vllm:")
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    assert len(records) == 20 and all(isinstance(r["answer"], str) for r in records)
+    assert len(records) == 20 and all(r["answer"] in ("(a)", "(b)") for r in records)
+    assert "prob_diff_success_rate" in results["metrics"]
 
 
 def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatch):
@@ -185,9 +188,8 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
         engine_args.append(kw)
         return FakeLLM()
 
+    pretend(monkeypatch, installed=True, platform="cuda", gpu=True)
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=make_llm, SamplingParams=dict))
-    gpu = SimpleNamespace(is_cpu=lambda: False)
-    monkeypatch.setitem(sys.modules, "vllm.platforms", SimpleNamespace(current_platform=gpu))
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary?" for i in range(4)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     # Prefix caching is on by default, and prompt log-probabilities are not
@@ -198,6 +200,11 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
         cached.generate_batch(scoring[:1])
     vllm = VLLMModel(str(tmp_path / "m"), {"prefix_caching": False})
     assert engine_args[-1]["enable_prefix_caching"] is False
+    # A scoring run turns the cache off unless the user asked for it by name.
+    get_model(f"vllm:{tmp_path / 'm'}", ModelOptions(scoring_run=True))
+    assert engine_args[-1]["enable_prefix_caching"] is False
+    get_model(f"vllm:{tmp_path / 'm'}?prefix_caching=true", ModelOptions(scoring_run=True))
+    assert engine_args[-1]["enable_prefix_caching"] is True
     too_long = Request.user("word " * 3000, options=("(a)", "(b)"), score_options=True)
     got = vllm.generate_batch([*scoring[:2], too_long, *scoring[2:]])
     assert got[2].error_kind == "context_length"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import platform
@@ -91,8 +92,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         require_pyarrow()
     if config.out_dir is not None:
         _check_out_dir(Path(config.out_dir))
+    options = dataclasses.replace(config.model_options, scoring_run=config.score_options)
     model, concurrency = open_model(
-        config.model, config.model_options, executor=config.executor, concurrency=config.concurrency,
+        config.model, options, executor=config.executor, concurrency=config.concurrency,
         ray_address=config.ray_address, ray_workers=config.ray_workers,
     )
     # Everything opened from here on is released however the run ends: a model

@@ -5,8 +5,8 @@ Prefix caching is on by default: every RelationshipLevy prompt shares its
 template and scenario text, so most of each prompt's KV cache is computed once.
 Option scoring reads prompt log-probabilities, which vLLM has returned wrong or
 order-dependent while prefix caching is on (vllm-project/vllm issues 3251,
-8268, 42019), so ``--score-options`` needs ``prefix_caching=false`` and says
-so rather than risk wrong numbers. The
+8268, 42019), so a scoring run starts the engine without it, and scoring on an
+engine that has it on is refused rather than risk wrong numbers. The
 contract is the hf backend's: the same prompt tokens (chat template when the
 model has one), generation with the run's parameters and a per-request seed,
 and exact option scoring from the prompt log-probabilities of prompt + option.
@@ -197,4 +197,8 @@ def create(name: str, options: ModelOptions) -> VLLMModel:
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
+    if options.scoring_run:
+        # A scoring run has no use for the cache and every reason to avoid it;
+        # only a user's explicit prefix_caching=true keeps it (and is refused).
+        settings.setdefault("prefix_caching", False)
     return VLLMModel(path, settings)
