@@ -60,9 +60,10 @@ def main() -> None:
         print(f"random-weight Llama ({config['hidden_size']} hidden, {config['num_hidden_layers']} layers), "
               f"{args.dtype}; {args.items} items = {2 * args.items} prompts")
         memory = "&gpu_memory_utilization=0.6" if device == "cuda" else ""  # on a CPU, vllm's own default
+        hf = f"hf:{path}?dtype={args.dtype}&device={device}"
         runs = {  # (backend, option scoring) -> model spec
-            ("hf", True): f"hf:{path}?dtype={args.dtype}&device={device}",
-            ("hf", False): f"hf:{path}?dtype={args.dtype}&device={device}",
+            ("hf", True): hf,
+            ("hf", False): hf,
             # vLLM's prompt log-probabilities need prefix caching off; generation keeps it on.
             ("vllm", True): f"vllm:{path}?dtype={args.dtype}&prefix_caching=false{memory}",
             ("vllm", False): f"vllm:{path}?dtype={args.dtype}{memory}",

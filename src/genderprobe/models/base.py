@@ -29,6 +29,14 @@ class GenerationParams:
         return dataclasses.replace(self, **changes)
 
 
+def last_user_turn(messages: Sequence[tuple[str, str]]) -> str:
+    """The content of the last user turn ("" when there is none)."""
+    for role, content in reversed(messages):
+        if role == "user":
+            return content
+    return ""
+
+
 @dataclass(slots=True)
 class Request:
     """One prompt to one model.
@@ -66,10 +74,7 @@ class Request:
     @property
     def prompt(self) -> str:
         """The last user turn: what the evidence and records show."""
-        for role, content in reversed(self.messages):
-            if role == "user":
-                return content
-        return ""
+        return last_user_turn(self.messages)
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that determines the answer, in a JSON-able form."""

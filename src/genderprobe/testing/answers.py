@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from genderprobe.datasets.names import bloomberg_names, levy_names
+from genderprobe.models.base import last_user_turn
 
 _OPTIONS_RE = re.compile(r"\(a\)\s*([A-Z][\w'\-]*)[^()]*?\bor\s+\(b\)\s*([A-Z][\w'\-]*)")
 # "(a)" stays one token by default; split_parens makes "(" its own token, as
@@ -35,10 +36,7 @@ class ChatCall:
 
     @property
     def prompt(self) -> str:
-        for role, content in reversed(self.messages):
-            if role == "user":
-                return content
-        return ""
+        return last_user_turn(self.messages)
 
 
 AnswerFn = Callable[[ChatCall], str]
