@@ -15,6 +15,7 @@ from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
+from genderprobe.paper import paper_section
 from genderprobe.probes import get_probe
 from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
@@ -173,8 +174,13 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "cache": str(store.path) if store else None,
         },
         "versions": versions(),
+        "headline": {
+            "metrics": [h.to_json() for h in probe.headlines()],
+            "view_parameters": list(probe.view_parameters),
+        },
         **result.to_json(),
     }
+    document["paper"] = paper_section(type(probe), document)
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records

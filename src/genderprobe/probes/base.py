@@ -157,6 +157,30 @@ class NoParams:
     pass
 
 
+BETTER = ("zero", "one", "lower", "higher")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline metric of a probe and which way is better.
+
+    better: "zero" (a signed bias: closer to 0 is better), "one" (a ratio such
+    as disparate impact: closer to 1 is better), "lower" or "higher".
+    compare ranks runs by these, in the order given, and shows only these.
+    """
+
+    metric: str
+    better: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.better not in BETTER:
+            raise ValueError(f"better must be one of {BETTER}, not {self.better!r}")
+
+    def to_json(self) -> dict[str, str]:
+        return {"metric": self.metric, "better": self.better, "description": self.description}
+
+
 class Probe(ABC):
     """Base class of every probe.
 
@@ -172,6 +196,14 @@ class Probe(ABC):
     default_generation: ClassVar[GenerationParams] = GenerationParams()
     needs_judge: ClassVar[bool] = False
     supports_option_scoring: ClassVar[bool] = False
+    # The paper's headline numbers, declared once: compare ranks and shows these.
+    headline: ClassVar[tuple[Headline, ...]] = ()
+    # Parameters that only add views (ablations, extra temperatures) and leave the
+    # headline metrics unchanged: compare does not split runs on them.
+    view_parameters: ClassVar[tuple[str, ...]] = ()
+    # The paper's published result tables, as packaged files under genderprobe/data
+    # (see genderprobe.paper for their format).
+    paper_tables: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: Any = None, **kwargs: Any):
         if params is None:
@@ -188,6 +220,10 @@ class Probe(ABC):
     def parameters(self) -> dict[str, Any]:
         """The probe's parameters as written to results."""
         return dataclasses.asdict(self.params)
+
+    def headlines(self) -> list[Headline]:
+        """This run's headline metrics; override where parameters rename them."""
+        return list(self.headline)
 
     @abstractmethod
     def run(self, ctx: RunContext) -> ProbeResult: ...
