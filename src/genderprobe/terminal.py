@@ -117,6 +117,10 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         for row in t["rows"]:
             table.add_row(*[fmt(v) for v in row])
         console.print(table)
+    beside = [t for t in doc.get("paper") or [] if "run" in (t.get("row_kinds") or [])]
+    if beside:
+        print_paper_table(beside[0], console)
+        console.print(f"[dim]All the paper's tables: genderprobe paper {doc['probe']} --results RESULTS.json[/dim]")
     counts = doc.get("counts", {})
     run = doc.get("run", {})
     console.print(
@@ -125,6 +129,29 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         + f"; requests {fmt(run.get('requests'))} (cached {fmt(run.get('cached'))}, "
         f"sent {fmt(run.get('sent'))}, errors {fmt(run.get('errors'))})"
     )
+
+
+ROW_STYLE = {"run": "bold cyan", "match": "yellow"}
+
+
+def print_paper_table(t: dict[str, Any], console: Console) -> None:
+    """A paper's table as printed, with this run's row and its model's rows highlighted.
+
+    Cells come from packaged files and results files, so they are printed as
+    text, never as rich markup.
+    """
+    from rich.text import Text
+
+    table = Table(title=Text(t.get("title") or ""), title_justify="left",
+                  caption=Text(f"Source: {t.get('cite') or ''}" + (f". {t['note']}" if t.get("note") else "")),
+                  caption_justify="left")
+    for col in t["columns"]:
+        table.add_column(Text(str(col)))
+    kinds = t.get("row_kinds") or []
+    for i, row in enumerate(t["rows"]):
+        style = ROW_STYLE.get(kinds[i] if i < len(kinds) else "", "")
+        table.add_row(*[Text(fmt(v)) for v in row], style=style)
+    console.print(table)
 
 
 def output_console() -> Console:

@@ -7,6 +7,7 @@ the HTML comparison.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ class Group:
     parameters: dict[str, Any]
     entries: list[Entry]
     headline: list[str] = field(default_factory=list)
+    better: dict[str, str] = field(default_factory=dict)  # headline metric -> "zero", "one", "lower", "higher"
     distinct: dict[str, Any] = field(default_factory=dict)  # the parameters that set it apart
     warnings: list[str] = field(default_factory=list)
 
@@ -65,9 +67,20 @@ class ProbeSection:
     mismatches: list[tuple[str, list[Any]]]  # parameter -> its value in each group
 
 
+def declared_headline(doc: dict[str, Any]) -> dict[str, Any]:
+    """The probe's own declaration of its headline metrics (results written since it existed)."""
+    declared = doc.get("headline")
+    return declared if isinstance(declared, dict) else {}
+
+
 def comparable_parameters(doc: dict[str, Any]) -> dict[str, Any]:
-    """Everything that must match for two runs' numbers to be comparable."""
-    params = dict(flatten(redact(doc.get("parameters") or {})))
+    """Everything that must match for two runs' headline numbers to be comparable.
+
+    Parameters the probe declares as views (an ablation, extra temperatures)
+    add numbers beside the headline but leave it unchanged, so they do not count.
+    """
+    views = {f"probe.{name}" for name in declared_headline(doc).get("view_parameters") or []}
+    params = {k: v for k, v in flatten(redact(doc.get("parameters") or {})) if k not in views}
     params["judge"] = doc.get("judge")
     return params
 
@@ -92,8 +105,8 @@ def compare(docs: Sequence[tuple[dict[str, Any], str]]) -> list[ProbeSection]:
         for group in listed:
             group.distinct = {name: group.parameters.get(name) for name, _ in mismatches}
             _label(group.entries)
-            group.headline = headline_metrics(group.entries)
-            group.entries = rank(group.entries, group.headline)
+            group.headline, group.better = headline_metrics(group.entries)
+            group.entries = rank(group.entries, group.headline, group.better)
             group.warnings = _version_warnings(group.entries)
         sections.append(ProbeSection(probe, listed, mismatches))
     return sections
@@ -125,24 +138,67 @@ def _label(entries: list[Entry]) -> None:
             e.label = f"{e.label} #{seen[e.label]}"
 
 
-def headline_metrics(entries: list[Entry]) -> list[str]:
-    """The marked metrics (GenderBench's headline numbers), else the first few metrics."""
+def headline_metrics(entries: list[Entry]) -> tuple[list[str], dict[str, str]]:
+    """The headline metrics the probe declares, with which way is better.
+
+    Results files written before probes declared them fall back to the marked
+    metrics (GenderBench's headline numbers), else the first few metrics, with
+    no direction.
+    """
     first = entries[0].doc
+    declared = [h for h in declared_headline(first).get("metrics") or [] if isinstance(h, dict)]
+    if declared:
+        present = [h for h in declared if any(h.get("metric") in e.doc["metrics"] for e in entries)]
+        return [h["metric"] for h in present], {h["metric"]: str(h.get("better")) for h in present}
     marked = [m for m in first["marks"] if any(m in e.doc["metrics"] for e in entries)]
     if marked:
-        return marked
-    return list(first["metrics"])[:MAX_UNMARKED_HEADLINES]
+        return marked, {}
+    return list(first["metrics"])[:MAX_UNMARKED_HEADLINES], {}
 
 
-def rank(entries: list[Entry], headline: list[str]) -> list[Entry]:
-    """Best first: by the first headline metric's mark, then its closeness to no bias."""
-    if not headline or not any(e.mark(headline[0]) for e in entries):
+BETTER_WORDS = {"zero": "closest to 0", "one": "closest to 1", "lower": "lowest", "higher": "highest"}
+
+
+def ranking_note(group: Group) -> str:
+    """One line saying what the ranking rests on."""
+    if not group.headline or (not group.better and not any(e.mark(group.headline[0]) for e in group.entries)):
+        return "in the order given (these results say nothing about which way is better)"
+    first = group.headline[0]
+    parts = []
+    if any(e.mark(first) for e in group.entries):
+        parts.append(f"the mark of {first}")
+    parts += [f"{m} ({BETTER_WORDS[group.better[m]]} is best)" for m in group.headline if group.better.get(m) in BETTER_WORDS]
+    if not group.better:
+        parts.append(f"{first} closest to 0")
+    return "ranked by " + ", then ".join(parts)
+
+
+def distance(value: Any, better: str | None) -> float:
+    """How far a value is from the best, for sorting: smaller is better; undefined is last."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        return math.inf
+    if better == "one":
+        return abs(math.log(value)) if value > 0 else math.inf
+    if better == "lower":
+        return value
+    if better == "higher":
+        return -value
+    return abs(value)  # "zero", and old results files: a bias, best at 0
+
+
+def rank(entries: list[Entry], headline: list[str], better: dict[str, str] | None = None) -> list[Entry]:
+    """Best first: by the first headline metric's mark, then by its distance from the
+    best value in the direction the probe declares, then by the next headline metrics."""
+    if not headline:
         return entries
-    name = headline[0]
+    better = better or {}
+    if not better and not any(e.mark(headline[0]) for e in entries):
+        return entries  # nothing says which way is better
 
-    def order(e: Entry) -> tuple[int, float]:
-        value = e.metric(name).get("value")
-        return MARK_ORDER.get(e.mark(name) or "", 9), abs(value) if isinstance(value, (int, float)) else float("inf")
+    def order(e: Entry) -> tuple:
+        key: list[Any] = [MARK_ORDER.get(e.mark(headline[0]) or "", 9)]
+        key += [distance(e.metric(m).get("value"), better.get(m)) for m in headline]
+        return tuple(key)
 
     return sorted(entries, key=order)
 

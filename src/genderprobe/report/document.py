@@ -78,6 +78,7 @@ def sample_size(doc: dict[str, Any]) -> int | None:
 _SHAPES: dict[str, type] = {
     "metrics": dict, "marks": dict, "breakdowns": dict, "tables": list, "charts": list,
     "evidence": dict, "counts": dict, "extra": dict, "parameters": dict, "run": dict, "versions": dict,
+    "paper": list,
 }
 
 
@@ -106,6 +107,11 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
             raise UserError(f"{source} is not a valid results file: each row of table '{t.get('title', '')}' "
                             "must be a list.")
     doc["tables"] = [{"title": "", "note": None, **t} for t in doc["tables"]]
+    for t in doc["paper"]:
+        if not isinstance(t, dict) or not isinstance(t.get("columns"), list) or not isinstance(t.get("rows"), list) \
+                or any(not isinstance(row, list) for row in t["rows"]):
+            raise UserError(f"{source} is not a valid results file: every paper table needs 'columns' and a list of rows.")
+    doc["paper"] = [{"id": "", "title": "", "cite": "", "note": "", "row_kinds": [], **t} for t in doc["paper"]]
     for key in ("created", "summary", "judge", "records_file"):
         doc.setdefault(key, None)
     for category, samples in doc["evidence"].items():

@@ -13,12 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from genderprobe.report import format
-from genderprobe.report.compare import Group, ProbeSection
+from genderprobe.report.compare import Group, ProbeSection, ranking_note
 from genderprobe.terminal import MARK_STYLE, output_console
 
 
-def _table(title: str) -> Table:
-    return Table(title=Text(title), title_justify="left", caption="values with 95% intervals; marks A-D",
+def _table(title: str, g: Group) -> Table:
+    return Table(title=Text(title), title_justify="left",
+                 caption=Text(f"values with 95% intervals; marks A-D; {ranking_note(g)}"),
                  caption_justify="left", box=box.SIMPLE_HEAD)
 
 
@@ -32,7 +33,7 @@ def _estimate_cell(estimate: dict, mark: str | None) -> Text:
 
 def _wide(g: Group, title: str) -> Table:
     """One row per model, one column per headline metric."""
-    table = _table(title)
+    table = _table(title, g)
     table.add_column("#", justify="right")
     table.add_column("model")
     for m in g.headline:
@@ -48,7 +49,7 @@ def _wide(g: Group, title: str) -> Table:
 
 def _stacked(g: Group, title: str) -> Table:
     """One row per model and metric: three columns, so every metric fits in 60 columns."""
-    table = _table(title)
+    table = _table(title, g)
     table.add_column("#", justify="right")
     table.add_column("model / metric", overflow="fold")
     table.add_column("value", overflow="fold")
