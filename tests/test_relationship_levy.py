@@ -305,3 +305,22 @@ def test_probability_metrics_skip_attempts_without_log_probabilities_quietly():
         result = probe.run(RunContext(ask=Runner(HalfScored(), max_error_rate=1.0), score_options=True, n_resamples=100))
     assert result.metrics["prob_male_success_rate"].value == pytest.approx(0.8)
     assert result.metrics["prob_diff_success_rate"].value == pytest.approx(0.6)
+
+
+# -- contract declarations -----------------------------------------------------------
+
+def test_headline_is_genderbenchs_marked_metrics_first():
+    from genderprobe.probes.relationship_levy import MARKS
+
+    probe = RelationshipLevy()
+    assert [(h.metric, h.better) for h in probe.headlines()] == [
+        ("diff_abs_success_rate", "lower"), ("diff_success_rate", "zero"),
+    ]
+    assert [h.metric for h in probe.headlines()[: len(MARKS)]] == [m.metric for m in MARKS]
+    result = run_probe("relationship-levy", "reference:unbiased", sample_k=50).result
+    assert all(h.metric in result.metrics and h.metric in result.marks for h in probe.headlines())
+
+
+def test_no_parameter_is_view_only():
+    # sample_k, num_repetitions and template all change the headline numbers.
+    assert RelationshipLevy.view_parameters == ()
