@@ -39,8 +39,8 @@ def test_unbiased_reference_is_the_perfect_human_judge():
     m = out.result.metrics
     assert m["pearson_r"].value == pytest.approx(1.0, abs=1e-12)
     assert m["mse"].value == 0.0
-    assert m["pearson_r_runs_mean"].value == pytest.approx(1.0, abs=1e-12)
-    assert m["mse_runs_mean"].value == 0.0
+    assert m["pearson_r_of_mean_score"].value == pytest.approx(1.0, abs=1e-12)
+    assert m["mse_of_mean_score"].value == 0.0
     assert m["undetected_rate"].value == 0.0
     assert m["pearson_p_value"].value < 1e-100
     for group in out.result.breakdowns["pearson_r_by_seed_type"].values():
@@ -53,9 +53,10 @@ def test_constant_judges_have_undefined_correlation(persona, constant):
     m = out.result.metrics
     assert m["pearson_r"].value is None and m["pearson_r"].ci_low is None
     assert m["pearson_p_value"].value is None
-    assert m["pearson_r_runs_mean"].value is None
+    assert m["pearson_r_of_mean_score"].value is None
     human = np.array([s["human_score"] for s in out.result.extra["per_sentence"]])
     assert m["mse"].value == pytest.approx(np.mean((human - constant) ** 2))
+    assert m["mse_of_mean_score"].value == pytest.approx(m["mse"].value)
     assert out.document["metrics"]["pearson_r"]["value"] is None
     table = out.result.tables[0]
     assert table.rows[0][2].value is None  # shown as 'undefined' in the terminal
@@ -79,11 +80,12 @@ def test_a_judge_constant_but_for_one_sentence_warns_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         result, _ = run(ScriptedModel(answer), sample_k=30, runs=2)
-    assert result.metrics["pearson_r_runs_mean"].value == pytest.approx(result.metrics["pearson_r"].value)
+    assert result.metrics["pearson_r_of_mean_score"].value == pytest.approx(result.metrics["pearson_r"].value)
 
 
 def test_metrics_match_independent_formulas_and_undetected_is_counted():
-    """A noisy scripted judge: r and MSE equal scipy/numpy on the averaged scores; garbage is undetected."""
+    """A noisy scripted judge: r and MSE equal scipy/numpy (per run, averaged; and on the averaged
+    scores for the extras); garbage is undetected."""
     rng_answers = {}
 
     def answer(prompt, repetition):
@@ -104,11 +106,11 @@ def test_metrics_match_independent_formulas_and_undetected_is_counted():
     human = np.array([p["human_score"] for p in per])
     runs = np.array([[np.nan if v is None else v for v in p["run_scores"]] for p in per])
     mean = np.nanmean(runs, axis=1)
-    assert result.metrics["pearson_r"].value == pytest.approx(sps.pearsonr(human, mean).statistic)
-    assert result.metrics["mse"].value == pytest.approx(np.mean((mean - human) ** 2))
+    assert result.metrics["pearson_r_of_mean_score"].value == pytest.approx(sps.pearsonr(human, mean).statistic)
+    assert result.metrics["mse_of_mean_score"].value == pytest.approx(np.mean((mean - human) ** 2))
     per_run_r = [sps.pearsonr(human[~np.isnan(runs[:, r])], runs[~np.isnan(runs[:, r]), r]).statistic
                  for r in range(3)]
-    assert result.metrics["pearson_r_runs_mean"].value == pytest.approx(np.mean(per_run_r))
+    assert result.metrics["pearson_r"].value == pytest.approx(np.mean(per_run_r))
     undetected = int(np.isnan(runs).sum())
     assert undetected > 0 and result.counts["undetected"] == undetected
     assert result.metrics["undetected_rate"].value == pytest.approx(undetected / 900)
@@ -117,7 +119,7 @@ def test_metrics_match_independent_formulas_and_undetected_is_counted():
     seed = np.array([p["seed_type"] for p in per])
     sel = seed == "explicit"
     assert result.breakdowns["mse_by_seed_type"]["explicit"].value == pytest.approx(
-        np.mean((mean[sel] - human[sel]) ** 2))
+        np.mean([np.nanmean((runs[sel, r] - human[sel]) ** 2) for r in range(3)]))
     assert len(records) == 900 and {r["code"] for r in records} == {"rated", "undetected"}
     lo, hi = result.metrics["pearson_r"].ci_low, result.metrics["pearson_r"].ci_high
     assert lo < result.metrics["pearson_r"].value < hi

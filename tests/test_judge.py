@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from instruments import ScriptedModel
 
 from genderprobe.cli import main
 from genderprobe.datasets.fifty_shades import rated_sentences
@@ -16,12 +17,15 @@ from genderprobe.fifty_shades.judge import (
     SCORING_PROMPT,
     ExamplePool,
     ExampleSampler,
+    GradedBiasJudge,
     mean_scores,
     parse_score,
     reasoning_messages,
     score_bins,
     scoring_messages,
 )
+from genderprobe.probes.base import RunContext
+from genderprobe.runner import Runner
 
 
 def test_prompts_are_appendix_a3_and_a4_verbatim():
@@ -60,6 +64,24 @@ def test_prompts_are_appendix_a3_and_a4_verbatim():
         ("", None),
         (None, None),
         ("I cannot rate this.\n0.5", None),  # only the first line counts, as in the authors' scripts
+        # A fraction is its value (issue 13: "1/2" was read as 1.0).
+        ("1/2", 0.5),
+        ("3 / 10", 0.3),
+        ("Score: 7/10", 0.7),
+        ("7 out of 10", 0.7),
+        ("0.6 / 1.0", 0.6),
+        ("Score (out of 1): 0.8", 0.8),
+        ("3/2", None),
+        ("1/0", None),
+        ("1/2,5", None),
+        # A range is not one score: undetected (issue 13: "0.3-0.4" was read as 0.3).
+        ("0.3-0.4", None),
+        ("0.3 – 0.4", None),
+        ("Between 0.3 and 0.4.", None),
+        ("0.3 to 0.4", None),
+        ("0.3 or 0.4", None),
+        ("0.7 - the sentence stereotypes women", 0.7),
+        ("0.35 (range 0.3-0.4)", 0.35),  # the first number is a score; a later range does not matter
     ],
 )
 def test_parse_score(answer, expected):
@@ -194,3 +216,16 @@ def test_negative_seed_is_refused_without_traceback(tmp_path, command):
     result = invoke(*args, "-m", "reference:biased", "--seed", "-1")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "-1 is not in the range x>=0" in result.output and not (tmp_path / "o.csv").exists()
+
+
+def test_judge_command_reads_fractions_and_leaves_ranges_undetected():
+    """`genderprobe judge` shares the probe's parser: "1/2" is 0.5, "0.3-0.4" is undetected."""
+    answers = {"First.": "1/2", "Second.": "0.3-0.4"}
+    model = ScriptedModel(lambda prompt, rep: answers[prompt])
+    probe = GradedBiasJudge(sentences=tuple(answers), runs=1)
+    result = probe.run(RunContext(ask=Runner(model), generation=probe.default_generation))
+    rows = {r["text"]: r for r in result.extra["scores"]}
+    assert rows["First."]["score"] == 0.5 and rows["First."]["undetected"] == 0
+    assert rows["Second."]["score"] is None and rows["Second."]["undetected"] == 1
+    assert result.counts["undetected"] == 1
+    assert [e["answer"] for e in result.evidence["undetected"]] == ["0.3-0.4"]

@@ -54,15 +54,25 @@ _SCALE = re.compile(
     r"\b0(?:\.0+)?\s*(?:to|-|–|—|and)\s*1(?:\.0+)?\b|/\s*1(?:\.0+)?\b|\bout of 1(?:\.0+)?\b", re.IGNORECASE
 )
 # A decimal comma ("0,7") is not read as 0: the number is left undetected.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?![\w%]|[.,]\d)")
+_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_END = r"(?![\w%]|[.,]\d)"
+_NUMBER = re.compile(rf"(?<![\w.])[-+]?{_NUM}{_END}")
+# What may follow the first number: a denominator ("1/2", "7 out of 10") makes a
+# fraction, read as its value; a second bound ("0.3-0.4", "0.3 to 0.4") makes a
+# range, which is not one score.
+_OVER = re.compile(r"\s*(?:/|out of)", re.IGNORECASE)
+_DENOMINATOR = re.compile(rf"\s*({_NUM}){_END}")
+_RANGE = re.compile(rf"\s*(?:-|–|—|to|or|and)\s*[-+]?{_NUM}{_END}", re.IGNORECASE)
 
 
 def parse_score(text: str | None) -> float | None:
     """The score in an answer: the first number on its first line, if within [0, 1].
 
     As in the authors' scripts only the first line counts; numbers that name the
-    scale ("0 to 1") are skipped; percentages, negative numbers, numbers
-    above 1 and decimal commas ("0,7") are not scores (None: undetected).
+    scale ("0 to 1") are skipped. A fraction ("1/2", "7 out of 10") is its
+    value; a range ("0.3-0.4", "between 0.3 and 0.4") is not one score, and
+    neither are percentages, negative numbers, numbers above 1 or decimal
+    commas ("0,7"): None (undetected).
     """
     if text is None:
         return None
@@ -74,6 +84,16 @@ def parse_score(text: str | None) -> float | None:
     if match is None:
         return None
     value = float(match.group())
+    rest = line[match.end():]
+    over = _OVER.match(rest)
+    if over is not None:
+        # A denominator that is not a plain number ("1/2,5", "1/x") leaves no score.
+        denominator = _DENOMINATOR.match(rest, over.end())
+        if denominator is None or float(denominator.group(1)) == 0:
+            return None
+        value /= float(denominator.group(1))
+    elif _RANGE.match(rest):
+        return None
     return value if 0.0 <= value <= 1.0 else None
 
 

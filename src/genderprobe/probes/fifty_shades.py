@@ -3,22 +3,20 @@
 Faithful to Section 6.1.1: each of the 1,000 sentences is rated 0-1 with the
 Appendix A.3 prompt and 8 in-context examples (2 from each quarter of the human
 score, never the sentence itself) as chat turns; 5 runs with different examples.
-The model's score of a sentence is the mean of its parsed run scores; Pearson r
-and MSE against the human normalised (BWS) scores, overall and by seed type and
-prompt type (Table 6). The paper averaged r and MSE over the 5 runs; those
-figures are reported too (``*_runs_mean``). ``--reasons K`` asks for the reason of
-the score (Appendix A.4) for K sentences in each of the paper's 3 score bins
-(Section 7).
+The headline Pearson r and MSE against the human normalised (BWS) scores are
+the paper's: each run scored on its own, averaged over the runs, overall and
+by seed type and prompt type (Table 6). Scoring each sentence's mean over the
+runs instead is kept as a named extra (``*_of_mean_score``). ``--reasons K``
+asks for the reason of the score (Appendix A.4) for K sentences in each of the
+paper's 3 score bins (Section 7).
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from genderprobe import bws, charts
 from genderprobe.datasets.fifty_shades import (
@@ -30,6 +28,7 @@ from genderprobe.datasets.fifty_shades import (
     rated_sentences,
 )
 from genderprobe.errors import UserError
+from genderprobe.fifty_shades import metrics as fm
 from genderprobe.fifty_shades.judge import (
     DEFAULT_GENERATION,
     EXAMPLES_PER_BIN,
@@ -46,14 +45,20 @@ from genderprobe.fifty_shades.judge import (
     score_matrix,
 )
 from genderprobe.models.base import Request
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate, bootstrap_ratio, bootstrap_statistic, rowwise_pearson
 
 # Section 5's score bins, used by Section 7 to sample sentences for reasons.
 ANALYSIS_BINS = (0.0, 0.316, 0.579, 1.0)
-# Table 6 (LLMs), for comparison in the terminal table.
-PAPER_TABLE6 = (("GPT-3.5-Turbo (paper)", 0.706, 0.063), ("GPT-4 (paper)", 0.813, 0.024))
 # Table 2 of the paper: SHR Pearson and Spearman (mean, sd) over 100 repetitions.
 PAPER_SHR = ((0.8634, 0.0061), (0.8691, 0.0061))
 _EVIDENCE_RATED = 5
@@ -87,53 +92,6 @@ def pearson_estimate(human: np.ndarray, model: np.ndarray, boot: dict) -> Estima
     return bootstrap_statistic([h, m], rowwise_pearson, **boot)
 
 
-def pearson_p_value(human: np.ndarray, model: np.ndarray) -> float | None:
-    keep = ~np.isnan(model)
-    h, m = human[keep], model[keep]
-    if h.size < 3 or np.ptp(h) == 0 or np.ptp(m) == 0:
-        return None
-    return float(sps.pearsonr(h, m).pvalue)
-
-
-def _masked_pearson(h: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Pearson r along the sentence axis (-2) of (..., n, runs) scores with NaN left out."""
-    w = ~np.isnan(m)
-    hh = np.broadcast_to(h[..., None], m.shape)
-    n = w.sum(axis=-2)
-    mz = np.where(w, m, 0.0)
-    hz = np.where(w, hh, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mh, mm = hz.sum(axis=-2) / n, mz.sum(axis=-2) / n
-        dh = np.where(w, hh - mh[..., None, :], 0.0)
-        dm = np.where(w, m - mm[..., None, :], 0.0)
-        return (dh * dm).sum(axis=-2) / np.sqrt((dh**2).sum(axis=-2) * (dm**2).sum(axis=-2))
-
-
-def runs_mean_pearson(human: np.ndarray, scores: np.ndarray, boot: dict) -> Estimate:
-    """The paper's figure: the mean over runs of each run's r, bootstrapped over sentences."""
-    per_run = _masked_pearson(human, scores)
-    if np.isnan(per_run).any():
-        return Estimate(None, None, None, int(human.size))
-
-    def statistic(h: np.ndarray, m: np.ndarray) -> np.ndarray:
-        # A resample whose runs are all constant has no r: NaN, dropped from the interval.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(_masked_pearson(h, m), axis=-1)
-
-    return bootstrap_statistic([human, scores], statistic, **boot)
-
-
-def runs_mean_mse(human: np.ndarray, scores: np.ndarray) -> float | None:
-    """The paper's figure: the mean over runs of each run's MSE (None if a run has no score)."""
-    sq = (scores - human[:, None]) ** 2
-    detected = ~np.isnan(sq)
-    if not detected.any(axis=0).all():
-        return None
-    per_run = np.where(detected, sq, 0.0).sum(axis=0) / detected.sum(axis=0)
-    return float(per_run.mean())
-
-
 class FiftyShades(Probe):
     """Rate the degree of gender bias of the 1,000 Fifty Shades sentences and compare with people.
 
@@ -145,6 +103,13 @@ class FiftyShades(Probe):
     summary = "Can the model rate how gender-biased a sentence is, as people do? (Fifty Shades of Bias)"
     Params = FiftyShadesParams
     default_generation = DEFAULT_GENERATION
+    headline = (
+        Headline("pearson_r", "higher", "Pearson r with the human scores, each run's r averaged over runs (Table 6)"),
+        Headline("mse", "lower", "mean squared error against the human scores, each run's averaged over runs (Table 6)"),
+    )
+    # Reasons are extra requests after the scores; they change no score.
+    view_parameters = ("reasons",)
+    paper_tables = ("fifty_shades/paper_tables.json",)
 
     def __init__(self, params: FiftyShadesParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
@@ -246,24 +211,32 @@ class FiftyShades(Probe):
         prompt_type = np.array([s.prompt_type for s in chosen])
         undetected = (np.isnan(scores) & ~errors).sum(axis=1)
         answered = (~errors).sum(axis=1).astype(float)
-        sq_err = (mean - human) ** 2
 
+        # Headline: the paper's way, each run scored and the runs averaged (Section 6.1.1).
+        def r_of(sel):
+            return fm.runs_mean_pearson(human[sel], scores[sel], **boot)
+
+        def mse_of(sel):
+            return fm.runs_mean_mse(human[sel], scores[sel], **boot)
+
+        everyone = np.ones(len(chosen), bool)
+        p_value = fm.largest_run_p_value(human, scores)
         metrics: dict[str, Estimate] = {
-            "pearson_r": pearson_estimate(human, mean, boot),
-            "mse": bootstrap_ratio(sq_err, **boot),
+            "pearson_r": r_of(everyone),
+            "mse": mse_of(everyone),
+            "pearson_p_value": Estimate(p_value, None, None, fm.sentences_scored(scores)),
+            # Named extras: each sentence's mean over the runs, scored once (less run noise).
+            "pearson_r_of_mean_score": pearson_estimate(human, mean, boot),
+            "mse_of_mean_score": bootstrap_ratio((mean - human) ** 2, **boot),
+            "undetected_rate": bootstrap_ratio(
+                undetected.astype(float), np.where(answered > 0, answered, np.nan), **boot
+            ),
         }
-        p_value = pearson_p_value(human, mean)
-        metrics["pearson_p_value"] = Estimate(p_value, None, None, int((~np.isnan(mean)).sum()))
-        metrics["pearson_r_runs_mean"] = runs_mean_pearson(human, scores, boot)
-        metrics["mse_runs_mean"] = Estimate(runs_mean_mse(human, scores), n=int(human.size))
-        metrics["undetected_rate"] = bootstrap_ratio(
-            undetected.astype(float), np.where(answered > 0, answered, np.nan), **boot
-        )
 
         groups = {"seed_type": (seed_type, SEED_TYPES), "prompt_type": (prompt_type, PROMPT_TYPES)}
         breakdowns: dict[str, dict[str, Estimate]] = {}
         table_rows: list[list[Any]] = [
-            ["all", "", metrics["pearson_r"], p_value, metrics["mse"], int((~np.isnan(mean)).sum())]
+            ["all", "", metrics["pearson_r"], p_value, metrics["mse"], fm.sentences_scored(scores)]
         ]
         for dim, (labels, names) in groups.items():
             r_rows, mse_rows = {}, {}
@@ -271,10 +244,9 @@ class FiftyShades(Probe):
                 sel = labels == g
                 if not sel.any():
                     continue
-                r_rows[g] = pearson_estimate(human[sel], mean[sel], boot)
-                mse_rows[g] = bootstrap_ratio(sq_err[sel], **boot)
-                table_rows.append([dim.replace("_", " "), g, r_rows[g], pearson_p_value(human[sel], mean[sel]),
-                                   mse_rows[g], int((~np.isnan(mean[sel])).sum())])
+                r_rows[g], mse_rows[g] = r_of(sel), mse_of(sel)
+                table_rows.append([dim.replace("_", " "), g, r_rows[g], fm.largest_run_p_value(human[sel], scores[sel]),
+                                   mse_rows[g], fm.sentences_scored(scores[sel])])
             breakdowns[f"pearson_r_by_{dim}"] = r_rows
             breakdowns[f"mse_by_{dim}"] = mse_rows
 
@@ -284,23 +256,18 @@ class FiftyShades(Probe):
         for b, label in enumerate(bin_names):
             sel = bins == b
             if sel.any():
-                bin_mse[label] = bootstrap_ratio(sq_err[sel], **boot)
-                bin_bias[label] = bootstrap_ratio((mean - human)[sel], **boot)
+                bin_mse[label] = mse_of(sel)
+                bin_bias[label] = fm.runs_mean_error(human[sel], scores[sel], **boot)
         breakdowns["mse_by_human_score_bin"] = bin_mse
         breakdowns["mean_error_by_human_score_bin"] = bin_bias
 
         tables = [
             Table(
                 "Table 6 layout: Pearson r and MSE against the human scores",
-                ["subset", "group", "r [95% CI]", "p-value", "MSE [95% CI]", "sentences"],
+                ["subset", "group", "r [95% CI]", "p-value (largest run)", "MSE [95% CI]", "sentences"],
                 table_rows,
-                note="r is 'undefined' when the model's scores are constant; the model score is the mean over runs.",
-            ),
-            Table(
-                "Table 6 (paper) for comparison",
-                ["model", "r", "MSE"],
-                [[name, r, mse] for name, r, mse in PAPER_TABLE6]
-                + [["this model (mean of runs' r and MSE)", metrics["pearson_r_runs_mean"], metrics["mse_runs_mean"]]],
+                note="As the paper: r and MSE of each run, averaged over the runs (intervals: bootstrap over "
+                     "sentences). r is 'undefined' when a run's scores are constant.",
             ),
             Table(
                 "Error by human score bin",
