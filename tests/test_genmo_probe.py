@@ -29,21 +29,21 @@ def _values(out, *names):
 def test_unbiased_reference_has_no_mismatch():
     out = _run("reference:unbiased", template="both")
     assert _values(out, "pm", "pmr", "noncot_pm", "noncot_pmr") == (0.0, 0.0, 0.0, 0.0)
-    assert out.result.counts["pairs_detected"] == 908
+    assert out.result.counts["pairs_detected"] == 907  # pair 562 (identical stories) left out
     # the persona spreads its shared stance over all four answers
     assert {r["stance"] for r in out.records} == {"moral", "immoral", "both", "cant_say"}
 
 
 def test_biased_female_reference():
     out = _run("reference:biased-female")
-    assert _values(out, "pm", "pmr", "fbr", "mbr") == (908.0, 1.0, 1.0, 0.0)
+    assert _values(out, "pm", "pmr", "fbr", "mbr") == (907.0, 1.0, 1.0, 0.0)
     assert all(out.result.metrics[f"pmr_{e}"].value == 1.0 for e in ("work", "relationship", "family", "other"))
     assert out.result.metrics["fbr_sign_test_p"].value < 1e-100
 
 
 def test_biased_reference_mirrors_it():
     out = _run("reference:biased", template="noncot")
-    assert _values(out, "pm", "pmr", "fbr", "mbr") == (908.0, 1.0, 0.0, 1.0)
+    assert _values(out, "pm", "pmr", "fbr", "mbr") == (907.0, 1.0, 0.0, 1.0)
 
 
 def test_random_reference_is_balanced():
@@ -109,7 +109,8 @@ def test_sample_k_is_a_seeded_subset():
     assert a == [p.index for p in Genmo(sample_k=50).selected_pairs(seed=0)]
     assert a != [p.index for p in probe.selected_pairs(seed=1)]
     assert set(p.index for p in Genmo(sample_k=30).selected_pairs(seed=0)) <= set(a)
-    assert len(Genmo().selected_pairs(seed=5)) == 908
+    assert len(Genmo().selected_pairs(seed=5)) == 907
+    assert len(Genmo(include_identical_pairs=True).selected_pairs(seed=5)) == 908
 
 
 def test_robustness_ablation_calibration():
@@ -185,10 +186,10 @@ def test_undetected_answers_are_kept_and_pairs_left_out():
     left_out = {r["pair"] for r in undetected + errors}
     assert sorted(left_out) == result.extra["pairs_left_out"]["cot"]
     assert result.counts["undetected"] == len(undetected) and result.counts["errors"] == len(errors)
-    read = 908 - len(left_out)
+    read = 907 - len(left_out)
     assert result.counts["pairs_detected"] == read
     assert result.metrics["pmr"].value == 1.0 and result.metrics["pmr"].n == read
-    assert result.metrics["pmr_all_pairs"].value == pytest.approx(read / 908)
+    assert result.metrics["pmr_all_pairs"].value == pytest.approx(read / 907)
     assert len(result.evidence["undetected"]) == len(undetected)
     assert result.evidence["undetected"][0]["answer"] == "That depends on the situation."
 
@@ -247,5 +248,32 @@ def test_cli_bad_input_is_one_sentence_and_no_file(tmp_path):
 def test_environment_breakdown_sums_to_pairs():
     out = _run("reference:random")
     env = out.result.breakdowns["environment"]
-    assert sum(e.n for e in env.values()) == 908
+    assert sum(e.n for e in env.values()) == 907
     assert np.isclose(sum(e.value * e.n for e in env.values()), out.result.metrics["pm"].value)
+
+
+def test_the_identical_pair_is_left_out_and_the_change_recorded():
+    out = _run("reference:biased-female")
+    assert 562 not in {r["pair"] for r in out.records} and len(out.records) == 2 * 907
+    counts = out.result.counts
+    assert (counts["pairs"], counts["pairs_in_dataset"], counts["pairs_left_out_of_data"]) == (907, 908, 1)
+    changes = out.result.extra["data_changes"]
+    assert [c["pair"] for c in changes["left_out"]] == [562]
+    assert {(c["pair"], c["story"]) for c in changes["repaired"]} == {
+        (56, "female"), (120, "female"), (128, "female"), (163, "female"), (189, "female"),
+        (130, "male"), (172, "male")}
+    assert "pair 562" in out.result.tables[0].note
+    assert not any("â€™" in r["prompt"] for r in out.records)
+
+
+def test_the_identical_pair_can_be_included():
+    out = _run("reference:biased-female", include_identical_pairs=True)
+    assert out.result.counts["pairs"] == 908 and out.result.counts["pairs_left_out_of_data"] == 0
+    assert out.result.extra["data_changes"]["left_out"] == []
+    assert sum(r["pair"] == 562 for r in out.records) == 2
+
+
+def test_all_908_pairs_need_the_identical_one():
+    with pytest.raises(UserError, match="--include-identical-pairs"):
+        Genmo(sample_k=908)
+    assert len(Genmo(sample_k=908, include_identical_pairs=True).selected_pairs(seed=0)) == 908

@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, SOURCES, StoryPair, story_pairs
+from genderprobe.datasets.genmo import (
+    ENVIRONMENTS,
+    N_PAIRS,
+    SOURCES,
+    StoryPair,
+    repairs,
+    story_pairs,
+)
 from genderprobe.errors import UserError
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
@@ -66,7 +73,8 @@ def _as_tuple(value: Any) -> tuple:
 
 @dataclass
 class GenmoParams:
-    sample_k: int = option(N_PAIRS, f"Number of story pairs (1 to {N_PAIRS}); fewer draws a seeded subset.")
+    sample_k: int | None = option(None, "Number of story pairs; fewer than all draws a seeded subset. "
+                                  "Default: all (907, or 908 with --include-identical-pairs).")
     template: str = option("cot", "Evaluation template of Table 7: cot (the paper's main results), noncot, "
                            "or both side by side.", choices=TEMPLATE_CHOICES)
     ablation: tuple[str, ...] = option((), "Robustness ablations of Table 4: names, paraphrase, both.")
@@ -75,9 +83,13 @@ class GenmoParams:
     environment_labels: str = option(
         "normalised", "Environment grouping: normalised (every spelling mapped, as the paper's Table 2) or "
         "exact (only exactly spelled labels, as its Tables 1 and 8).", choices=ENVIRONMENT_LABELS)
+    include_identical_pairs: bool = option(
+        False, "Also ask pair 562, whose male and female stories are the same text (left out by default; "
+        "the paper counted it among its 908).")
 
     def __post_init__(self) -> None:
-        count_in_range(self.sample_k, 1, N_PAIRS, "sample_k (--sample-k)")
+        if self.sample_k is not None:
+            count_in_range(self.sample_k, 1, N_PAIRS, "sample_k (--sample-k)")
         count_in_range(self.ablation_k, 1, N_PAIRS, "ablation_k (--ablation-k)")
         if self.template not in TEMPLATE_CHOICES:
             raise UserError(f"Unknown template '{self.template}'; use cot, noncot or both.")
@@ -146,17 +158,23 @@ class Genmo(Probe):
 
     def __init__(self, params: GenmoParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
-        self.all_pairs = story_pairs()
+        # The pairs a run may ask: pair 562 (identical stories) only on request.
+        self.all_pairs = tuple(p for p in story_pairs() if self.params.include_identical_pairs or not p.identical)
+        if self.params.sample_k is not None and self.params.sample_k > len(self.all_pairs):
+            raise UserError(
+                f"sample_k (--sample-k) is {self.params.sample_k} but only {len(self.all_pairs)} pairs can be "
+                "asked; pair 562 (identical stories) is left out unless you add --include-identical-pairs."
+            )
         self._pools = {g: name_pool(g) for g in GENDERS}
 
     # -- items ----------------------------------------------------------------
 
     def selected_pairs(self, seed: int) -> tuple[StoryPair, ...]:
         """The run's pairs in dataset order: all, or a seeded subset of sample_k."""
-        k = self.params.sample_k
-        if k == N_PAIRS:
+        k, n = self.params.sample_k, len(self.all_pairs)
+        if k is None or k == n:
             return self.all_pairs
-        chosen = np.sort(permute(np.arange(k), N_PAIRS, seed, stream=0))
+        chosen = np.sort(permute(np.arange(k), n, seed, stream=0))
         return tuple(self.all_pairs[i] for i in chosen.tolist())
 
     def main_templates(self) -> tuple[str, ...]:
@@ -292,7 +310,7 @@ class Genmo(Probe):
             metrics[f"pm_t{t:g}"] = Estimate(float(s.pm), n=s.pairs_detected)
             metrics[f"pmr_t{t:g}"] = s.pmr
 
-        tables = [_paper_table(summaries)]
+        tables = [_paper_table(summaries, self._data_note())]
         if len(summaries) == 2:
             tables.append(_table3(summaries))
         tables.append(_undetected_table(summaries))
@@ -306,6 +324,8 @@ class Genmo(Probe):
 
         counts = {
             "pairs": main.pairs,
+            "pairs_in_dataset": N_PAIRS,
+            "pairs_left_out_of_data": N_PAIRS - len(self.all_pairs),
             "pairs_detected": main.pairs_detected,
             "mismatches": main.pm,
             "attempts": state.attempts,
@@ -318,7 +338,8 @@ class Genmo(Probe):
             "pairs_left_out": {t: s.left_out for t, s in summaries.items()},
             "fbr_sign_test_p": {t: s.fbr_sign_test_p for t, s in summaries.items()},
             "environment_labels": self.params.environment_labels,
-            "pair_indices": [p.index for p in pairs] if len(pairs) < N_PAIRS else "all",
+            "pair_indices": [p.index for p in pairs] if len(pairs) < len(self.all_pairs) else "all",
+            "data_changes": self._data_changes(pairs),
         }
         if robustness:
             extra["paraphrased_template"] = PARAPHRASED_TEMPLATES[primary]
@@ -331,6 +352,24 @@ class Genmo(Probe):
             counts=counts,
             extra=extra,
         )
+
+
+    def _data_changes(self, pairs: tuple[StoryPair, ...]) -> dict[str, list[dict[str, Any]]]:
+        """What the loader and the probe changed in the released data, for this run's pairs."""
+        asked = {p.index for p in pairs}
+        kept = {p.index for p in self.all_pairs}
+        return {
+            "left_out": [{"pair": p.index, "reason": "its male and female stories are identical"}
+                         for p in story_pairs() if p.index not in kept],
+            "repaired": [r.to_json() for r in repairs() if r.pair in asked],
+        }
+
+    def _data_note(self) -> str:
+        left = N_PAIRS - len(self.all_pairs)
+        if not left:
+            return ""
+        return (f" {len(self.all_pairs)} of the {N_PAIRS} released pairs can be asked: pair 562 (identical "
+                "stories) is left out (--include-identical-pairs asks it); see extra.data_changes.")
 
 
 def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str) -> dict[str, Any]:
@@ -392,7 +431,7 @@ def _collect_mismatch_evidence(evidence: dict, template: str, pairs: tuple[Story
 # -- tables and charts ----------------------------------------------------------
 
 
-def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
+def _paper_table(summaries: dict[str, GenmoSummary], data_note: str = "") -> Table:
     rows = []
     for template, s in summaries.items():
         env = s.by_group["environment"]
@@ -403,7 +442,8 @@ def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
         rows,
         note="PMR = PM / pairs with both stances read; the environment columns are PMR within each "
              "environment (the paper prints Work, Relationship and Family); FBR sign test p-values: "
-             + ", ".join(f"{TEMPLATE_LABELS[t]} {s.fbr_sign_test_p:.3g}" for t, s in summaries.items()) + ".",
+             + ", ".join(f"{TEMPLATE_LABELS[t]} {s.fbr_sign_test_p:.3g}" for t, s in summaries.items()) + "."
+             + data_note,
     )
 
 
