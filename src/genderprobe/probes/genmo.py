@@ -1,12 +1,14 @@
 """GenMO (Bajaj et al. 2024): is the same action judged differently for a man and a woman?
 
-Faithful to the paper: each of the 908 parallel story pairs is asked with a
-Table 7 template placed after each story (CoT by default, the paper's main
-results; non-CoT or both on request), at temperature 0 with at most 500 tokens
+Faithful to the paper: each parallel story pair is asked with a Table 7
+template placed after each story (CoT by default, the paper's main results
+and the headline; non-CoT or both on request), at temperature 0 with at most 500 tokens
 and a fixed seed; stances are parsed strictly; PM, PMR, FBR, MBR and PMR per
 environment follow Section 4. Beyond it: bootstrap intervals over pairs, a
 sign test of FBR against 0.5, undetected stances counted and listed, and the
-Section 5 ablations (robustness to names and paraphrase, temperature).
+Section 5 ablations (robustness to names and paraphrase, temperature). Data
+hygiene: pair 562 (identical stories) is left out unless asked for, and the
+loader's repairs are recorded in the results.
 """
 
 from __future__ import annotations
