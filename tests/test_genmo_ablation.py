@@ -5,6 +5,7 @@ import pytest
 from genderprobe.datasets.genmo import StoryPair, story_pairs
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
+    known_name_genders,
     main_character,
     name_pool,
     rename_main_character,
@@ -58,12 +59,10 @@ def test_rename_keeps_supporting_characters_and_possessives():
 
 
 def test_a_mention_before_a_garbled_apostrophe_is_renamed():
-    # Pair 172's male story spells "Alex's" as "Alexâ€™s" (UTF-8 read as cp1252).
-    pair = story_pairs()[172]
-    assert "Alexâ€™s" in pair.male_story
-    renamed = rename_main_character(pair, "male", POOLS["male"], seed=0)
+    # The loader repairs the released "Alexâ€™s" (pair 172); text from elsewhere may still carry it.
+    renamed = rename_main_character(story_pairs()[172], "male", POOLS["male"], seed=0)
     assert renamed.old == "Alex" and "Alex" not in renamed.story
-    assert renamed.story.count(renamed.new) == 3 and f"{renamed.new}â€™s bike" in renamed.story
+    assert renamed.story.count(renamed.new) == 3 and f"{renamed.new}'s bike" in renamed.story
     assert replace_name("Tom met Alâ€™s friend Al.", "Al", "Bob") == "Tom met Bobâ€™s friend Bob."
     assert replace_name("Oâ€™Al met Al.", "Al", "Bob") is None
 
@@ -119,3 +118,54 @@ def test_paraphrase_rewords_the_question_but_keeps_options(template):
     para, original = PARAPHRASED_TEMPLATES[template], TEMPLATES[template]
     assert para != original and "A. Moral B. Immoral C. Both D. Can't say" in para
     assert ("STANCE: ${YOUR_STANCE} EXPLANATION: ${REASON}" in para) == (template == "cot")
+
+
+# Issue 13: the rename ablation renamed supporting characters: the narrator of a
+# first-person story is unnamed, so the swapped name there is another person's
+# (often of the other gender: "I am a man. ... Susie"), and in pair 552 the
+# actor "john" (lower case) was missed for the supporting "Mark".
+FIRST_PERSON = (236, 364, 367, 750)
+
+
+@pytest.mark.parametrize("index", FIRST_PERSON)
+def test_first_person_stories_are_never_renamed(index):
+    pair = story_pairs()[index]
+    assert main_character(pair) is None
+    for gender in ("male", "female"):
+        assert rename_main_character(pair, gender, POOLS[gender], seed=0) is None
+
+
+def test_quoted_speech_does_not_make_a_story_first_person():
+    # "I" only inside a character's quoted words: still a third-person story.
+    assert (main_character(story_pairs()[69]).male, main_character(story_pairs()[141]).male) == ("Shane", "James")
+
+
+def test_a_lower_case_actor_is_the_main_character():
+    main = main_character(story_pairs()[552])
+    assert (main.male, main.female) == ("john", "emily")
+    renamed = rename_main_character(story_pairs()[552], "male", POOLS["male"], seed=0)
+    assert renamed.old == "john" and renamed.story.startswith("Mark and ")
+
+
+def test_a_name_of_the_other_gender_is_never_renamed():
+    # The male story's swapped character is a woman: renaming her from the male pool is wrong.
+    pair = _pair("Tom waited. Susan called Tom twice. Susan left.", "Tom waited. Peter called Tom twice. Peter left.")
+    assert rename_main_character(pair, "male", POOLS["male"], seed=0) is None
+    assert rename_main_character(pair, "female", POOLS["female"], seed=0) is None
+
+
+def test_every_renamed_story_of_all_908_pairs_is_third_person_and_keeps_its_gender():
+    known = known_name_genders()
+    renamed_count = 0
+    for pair in story_pairs():
+        for gender in ("male", "female"):
+            other = "female" if gender == "male" else "male"
+            renamed = rename_main_character(pair, gender, POOLS[gender], seed=0)
+            if renamed is None:
+                continue
+            renamed_count += 1
+            assert not pair.story(gender).startswith("I am a")
+            old = renamed.old[:1].upper() + renamed.old[1:]
+            assert not (old in known[other] and old not in known[gender]), (pair.index, gender, old)
+            assert renamed.new in known[gender] and renamed.new not in known[other]
+    assert renamed_count >= 500

@@ -4,7 +4,13 @@ from collections import Counter
 
 import pytest
 
-from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, normalise_environment, story_pairs
+from genderprobe.datasets.genmo import (
+    ENVIRONMENTS,
+    N_PAIRS,
+    normalise_environment,
+    repairs,
+    story_pairs,
+)
 from genderprobe.errors import UserError
 
 
@@ -42,3 +48,27 @@ def test_unknown_environment_is_a_user_error():
 def test_the_unlabelled_pair_is_other():
     (pair,) = [p for p in story_pairs() if p.environment_raw == ""]
     assert pair.environment == "Other" and "hair salon" in pair.male_story
+
+
+# Issue 13, data hygiene. Pair ids are positions in the released file (0-based).
+GARBLED = {56: "female", 120: "female", 128: "female", 163: "female", 189: "female", 130: "male", 172: "male"}
+
+
+def test_garbled_apostrophes_are_repaired_in_the_story_that_has_them():
+    pairs = story_pairs()
+    assert not any("â€™" in p.male_story + p.female_story for p in pairs)
+    assert {(r.pair, r.story) for r in repairs()} == set(GARBLED.items())
+    for index, story in GARBLED.items():
+        pair = pairs[index]
+        assert pair.story(story).count("'") == pair.story("female" if story == "male" else "male").count("'")
+    assert "Alex's bike" in pairs[172].male_story
+
+
+def test_the_two_stories_of_a_pair_carry_the_same_apostrophes():
+    # Only pair 247 differs, by a gendered word: "the ladies shoe department" / "the men's shoe department".
+    differ = [p.index for p in story_pairs() if p.male_story.count("'") != p.female_story.count("'")]
+    assert differ == [247]
+
+
+def test_the_pair_with_identical_stories_is_flagged():
+    assert [p.index for p in story_pairs() if p.identical] == [562]

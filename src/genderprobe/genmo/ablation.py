@@ -6,7 +6,11 @@ comparing the two stories of a pair: the annotators swapped the main
 character's name (and sometimes a supporting character's), so the names that
 differ between the stories are the swapped characters, and the main one is the
 swapped character who starts the most sentences (the actor of Moral Stories'
-intent and action sentences), then the one mentioned most, then the first.
+intent and action sentences), then the one mentioned most, then the first; in
+the short ETHICS and Social Chemistry stories, the one mentioned most first.
+First-person stories ("I am a man. ...") have no named main character, and a
+character whose name the lists know only as the other gender's is never the
+main one: neither is renamed.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 from genderprobe.datasets.genmo import StoryPair
-from genderprobe.datasets.names import bloomberg_by_gender
+from genderprobe.datasets.names import bloomberg_by_gender, levy_names
 
 # Our own rewording of the Table 7 questions: same four options and, for CoT,
 # the same answer format, so the stance parser reads both alike.
@@ -82,6 +87,24 @@ def name_pool(gender: str) -> tuple[str, ...]:
     return tuple(sorted(pools[gender] - pools[other]))
 
 
+@cache
+def known_name_genders() -> dict[str, frozenset[str]]:
+    """First names of each gender in the packaged lists (Bloomberg, Levy et al.);
+    a name may be in both. Used to check a character's gender, not to draw names."""
+    levy = levy_names()
+    return {
+        "male": frozenset({e.first for e in bloomberg_by_gender("male")} | set(levy["men"])),
+        "female": frozenset({e.first for e in bloomberg_by_gender("female")} | set(levy["women"])),
+    }
+
+
+def keeps_gender(name: str, gender: str) -> bool:
+    """False when the lists know ``name`` only as a name of the other gender."""
+    known, cap = known_name_genders(), name[:1].upper() + name[1:]
+    other = "female" if gender == "male" else "male"
+    return not (cap in known[other] and cap not in known[gender])
+
+
 def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
@@ -91,12 +114,29 @@ def _is_name_pair(a: str, b: str) -> bool:
         return False
     if a.lower() in _GENDERED or b.lower() in _GENDERED:
         return False
-    # A name is capitalised in at least one story ("jason" became "Jessica").
-    return a[0].isupper() or b[0].isupper()
+    # A name is capitalised in at least one story ("jason" became "Jessica"), or
+    # both are known first names written in lower case ("john" became "emily").
+    if a[0].isupper() or b[0].isupper():
+        return True
+    known = known_name_genders()
+    return all(any(w.capitalize() in known[g] for g in known) for w in (a, b))
+
+
+# First-person narration outside quoted speech: the narrator is the main
+# character and has no name, so a swapped name there is someone else's.
+_QUOTED = re.compile(r'"[^"]*"')
+_FIRST_PERSON = frozenset({"I", "me", "my", "mine", "myself", "Me", "My", "Myself"})
+
+
+def first_person(story: str) -> bool:
+    return any(t in _FIRST_PERSON for t in tokens(_QUOTED.sub(" ", story)))
 
 
 def main_character(pair: StoryPair) -> MainCharacter | None:
-    """The main character's names, or None when the stories name no swapped character."""
+    """The main character's names, or None when the stories name no swapped
+    character or are told in the first person."""
+    if first_person(pair.male_story) or first_person(pair.female_story):
+        return None
     tm, tf = tokens(pair.male_story), tokens(pair.female_story)
     swapped: dict[tuple[str, str], list[int]] = {}
     matcher = difflib.SequenceMatcher(None, tm, tf, autojunk=False)
@@ -119,7 +159,11 @@ def main_character(pair: StoryPair) -> MainCharacter | None:
         (male, _), positions = item
         mentions = [i for i, t in enumerate(tm) if t == male]
         starts = sum(1 for i in mentions if i == 0 or tm[i - 1] in _SENTENCE_END)
-        return (-starts, -len(mentions), min(positions))
+        # Only Moral Stories opens its sentences with the actor; the one- and
+        # two-sentence ETHICS and Social Chemistry stories name the actor most.
+        if pair.source == "moral_stories":
+            return (-starts, -len(mentions), min(positions))
+        return (-len(mentions), -starts, min(positions))
 
     (male, female), _ = min(swapped.items(), key=rank)
     return MainCharacter(male, female)
@@ -176,13 +220,16 @@ def rename_main_character(pair: StoryPair, gender: str, pool: tuple[str, ...], s
     """The pair's ``gender`` story with its main character renamed from ``pool``.
 
     The new name is a seeded draw among the pool's names that do not already
-    appear in the story; None when the story names no main character.
+    appear in the story and that the lists do not give only to the other gender;
+    None when the story names no third-person main character of its own gender.
     """
     main = main_character(pair)
     if main is None:
         return None
     story, old = pair.story(gender), main.name(gender)
-    candidates = replacement_candidates(story, old, pool)
+    if not keeps_gender(old, gender):
+        return None  # a supporting character of the other gender, not the main one
+    candidates = [n for n in replacement_candidates(story, old, pool) if keeps_gender(n, gender)]
     rng = np.random.default_rng([seed, pair.index, 0 if gender == "male" else 1])
     for i in rng.permutation(len(candidates)):
         new = candidates[int(i)]

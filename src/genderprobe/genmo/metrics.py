@@ -70,6 +70,7 @@ class GenmoSummary:
             "pm": Estimate(int(self.pm), n=n),
             "pmr": self.pmr,
             "fbr": self.fbr,
+            "fbr_minus_half": _minus_half(self.fbr),
             "mbr": self.mbr,
             "fbr_sign_test_p": Estimate(self.fbr_sign_test_p, n=self.pm),
             "pmr_all_pairs": self.pmr_all_pairs,
@@ -79,6 +80,14 @@ class GenmoSummary:
         for env, est in self.by_group.get("environment", {}).items():
             out[f"pmr_{env.lower()}"] = est
         return {prefix + k: v for k, v in out.items()}
+
+
+def _minus_half(e: Estimate) -> Estimate:
+    """FBR less 0.5, signed (positive: women favoured): 0 is balanced, so runs can
+    be ranked by distance from 0. Not in the paper; FBR itself stays the paper's."""
+    def shift(x: float | None) -> float | None:
+        return None if x is None else x - 0.5
+    return Estimate(shift(e.value), shift(e.ci_low), shift(e.ci_high), e.n)
 
 
 def summarise(

@@ -1,12 +1,14 @@
 """GenMO (Bajaj et al. 2024): is the same action judged differently for a man and a woman?
 
-Faithful to the paper: each of the 908 parallel story pairs is asked with a
-Table 7 template placed after each story (CoT by default, the paper's main
-results; non-CoT or both on request), at temperature 0 with at most 500 tokens
+Faithful to the paper: each parallel story pair is asked with a Table 7
+template placed after each story (CoT by default, the paper's main results
+and the headline; non-CoT or both on request), at temperature 0 with at most 500 tokens
 and a fixed seed; stances are parsed strictly; PM, PMR, FBR, MBR and PMR per
 environment follow Section 4. Beyond it: bootstrap intervals over pairs, a
 sign test of FBR against 0.5, undetected stances counted and listed, and the
-Section 5 ablations (robustness to names and paraphrase, temperature).
+Section 5 ablations (robustness to names and paraphrase, temperature). Data
+hygiene: pair 562 (identical stories) is left out unless asked for, and the
+loader's repairs are recorded in the results.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.datasets.genmo import ENVIRONMENTS, N_PAIRS, SOURCES, StoryPair, story_pairs
+from genderprobe.datasets.genmo import (
+    ENVIRONMENTS,
+    N_PAIRS,
+    SOURCES,
+    StoryPair,
+    repairs,
+    story_pairs,
+)
 from genderprobe.errors import UserError
 from genderprobe.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
@@ -40,7 +49,15 @@ from genderprobe.genmo.stance import (
     stance_answer,
 )
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate
 
@@ -49,7 +66,22 @@ TEMPLATE_CHOICES = ("cot", "noncot", "both")
 ENVIRONMENT_LABELS = ("normalised", "exact")
 # The paper sets a seed but does not publish it; ours is fixed and documented.
 GENERATION_SEED = 2024
-_EVIDENCE_PER_KIND = 5
+_EVIDENCE_PER_KIND = 5  # mismatched pairs per direction and template
+
+
+def metric_prefix(template: str) -> str:
+    """A metric name says its template: "pm" is always CoT (the paper's main Table 2),
+    "noncot_pm" always non-CoT (Table 8), whichever templates the run asked."""
+    return "" if template == "cot" else f"{template}_"
+
+
+def _headline(prefix: str) -> tuple[Headline, ...]:
+    return (
+        Headline(f"{prefix}pmr", "lower", "PMR: share of pairs whose two stories got different stances (RQ1)"),
+        Headline(f"{prefix}fbr_minus_half", "zero",
+                 "FBR - 0.5: share of mismatches favouring the woman, less the balanced half (RQ2)"),
+        Headline(f"{prefix}pm", "lower", "PM: number of pairs with different stances (RQ1)"),
+    )
 _MAX_UNDETECTED_EVIDENCE = 1000
 
 
@@ -66,7 +98,8 @@ def _as_tuple(value: Any) -> tuple:
 
 @dataclass
 class GenmoParams:
-    sample_k: int = option(N_PAIRS, f"Number of story pairs (1 to {N_PAIRS}); fewer draws a seeded subset.")
+    sample_k: int | None = option(None, "Number of story pairs; fewer than all draws a seeded subset. "
+                                  "Default: all (907, or 908 with --include-identical-pairs).")
     template: str = option("cot", "Evaluation template of Table 7: cot (the paper's main results), noncot, "
                            "or both side by side.", choices=TEMPLATE_CHOICES)
     ablation: tuple[str, ...] = option((), "Robustness ablations of Table 4: names, paraphrase, both.")
@@ -75,9 +108,13 @@ class GenmoParams:
     environment_labels: str = option(
         "normalised", "Environment grouping: normalised (every spelling mapped, as the paper's Table 2) or "
         "exact (only exactly spelled labels, as its Tables 1 and 8).", choices=ENVIRONMENT_LABELS)
+    include_identical_pairs: bool = option(
+        False, "Also ask pair 562, whose male and female stories are the same text (left out by default; "
+        "the paper counted it among its 908).")
 
     def __post_init__(self) -> None:
-        count_in_range(self.sample_k, 1, N_PAIRS, "sample_k (--sample-k)")
+        if self.sample_k is not None:
+            count_in_range(self.sample_k, 1, N_PAIRS, "sample_k (--sample-k)")
         count_in_range(self.ablation_k, 1, N_PAIRS, "ablation_k (--ablation-k)")
         if self.template not in TEMPLATE_CHOICES:
             raise UserError(f"Unknown template '{self.template}'; use cot, noncot or both.")
@@ -143,21 +180,35 @@ class Genmo(Probe):
     summary = "Are moral judgements of the same action different for men and women? (GenMO, Bajaj et al. 2024)"
     Params = GenmoParams
     default_generation = GenerationParams(temperature=0.0, max_tokens=500, seed=GENERATION_SEED)
+    # The paper's main results (Table 2) use the CoT template.
+    headline = _headline("")
+    view_parameters = ("ablation", "ablation_k", "temperatures", "environment_labels")
+    paper_tables = ("genmo/paper_tables.json",)
 
     def __init__(self, params: GenmoParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
-        self.all_pairs = story_pairs()
+        # The pairs a run may ask: pair 562 (identical stories) only on request.
+        self.all_pairs = tuple(p for p in story_pairs() if self.params.include_identical_pairs or not p.identical)
+        if self.params.sample_k is not None and self.params.sample_k > len(self.all_pairs):
+            raise UserError(
+                f"sample_k (--sample-k) is {self.params.sample_k} but only {len(self.all_pairs)} pairs can be "
+                "asked; pair 562 (identical stories) is left out unless you add --include-identical-pairs."
+            )
         self._pools = {g: name_pool(g) for g in GENDERS}
 
     # -- items ----------------------------------------------------------------
 
     def selected_pairs(self, seed: int) -> tuple[StoryPair, ...]:
         """The run's pairs in dataset order: all, or a seeded subset of sample_k."""
-        k = self.params.sample_k
-        if k == N_PAIRS:
+        k, n = self.params.sample_k, len(self.all_pairs)
+        if k is None or k == n:
             return self.all_pairs
-        chosen = np.sort(permute(np.arange(k), N_PAIRS, seed, stream=0))
+        chosen = np.sort(permute(np.arange(k), n, seed, stream=0))
         return tuple(self.all_pairs[i] for i in chosen.tolist())
+
+    def headlines(self) -> list[Headline]:
+        """CoT's metrics for cot and both (the paper's main template), non-CoT's for noncot."""
+        return list(_headline(metric_prefix(self.main_templates()[-1])))
 
     def main_templates(self) -> tuple[str, ...]:
         """Templates of the main run, the primary (reported unprefixed) last."""
@@ -219,7 +270,7 @@ class Genmo(Probe):
         robustness = (self._robustness(ctx, state, pairs, samples, primary, main_codes[primary], boot)
                       if samples else {})
         by_temperature = self._temperatures(ctx, state, pairs, primary, main_codes[primary], groups, ids, boot)
-        return self._result(summaries, primary, robustness, by_temperature, state, pairs)
+        return self._result(summaries, primary, robustness, by_temperature, ctx.generation.temperature, state, pairs)
 
     def _groups(self, pairs: tuple[StoryPair, ...]) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         exact = self.params.environment_labels == "exact"
@@ -279,20 +330,24 @@ class Genmo(Probe):
     # -- results --------------------------------------------------------------
 
     def _result(self, summaries: dict[str, GenmoSummary], primary: str, robustness: dict,
-                by_temperature: dict[float, GenmoSummary], state: _RunState,
+                by_temperature: dict[float, GenmoSummary], main_temperature: float | None, state: _RunState,
                 pairs: tuple[StoryPair, ...]) -> ProbeResult:
         main = summaries[primary]
         metrics: dict[str, Estimate] = {}
         for template, s in summaries.items():
-            metrics.update(s.metrics("" if template == primary else f"{template}_"))
+            metrics.update(s.metrics(metric_prefix(template)))
+        p = metric_prefix(primary)
         for variant, row in robustness.items():
             for gender in GENDERS:
-                metrics[f"stance_kept_{variant}_{gender}"] = row[gender]
+                metrics[f"{p}stance_kept_{variant}_{gender}"] = row[gender]
         for t, s in by_temperature.items():
-            metrics[f"pm_t{t:g}"] = Estimate(float(s.pm), n=s.pairs_detected)
-            metrics[f"pmr_t{t:g}"] = s.pmr
+            metrics[f"{p}pm_t{t:g}"] = Estimate(float(s.pm), n=s.pairs_detected)
+            metrics[f"{p}pmr_t{t:g}"] = s.pmr
+            metrics[f"{p}fbr_t{t:g}"] = s.fbr
+        mean = _temperature_mean(by_temperature, main_temperature)
+        metrics.update({f"{p}{k}": v for k, v in mean.items()})
 
-        tables = [_paper_table(summaries)]
+        tables = [_paper_table(summaries, self._data_note())]
         if len(summaries) == 2:
             tables.append(_table3(summaries))
         tables.append(_undetected_table(summaries))
@@ -302,10 +357,12 @@ class Genmo(Probe):
         if robustness:
             tables.append(_table4(robustness))
         if by_temperature:
-            tables.append(_table5(by_temperature, primary))
+            tables.append(_table5(by_temperature, primary, mean))
 
         counts = {
             "pairs": main.pairs,
+            "pairs_in_dataset": N_PAIRS,
+            "pairs_left_out_of_data": N_PAIRS - len(self.all_pairs),
             "pairs_detected": main.pairs_detected,
             "mismatches": main.pm,
             "attempts": state.attempts,
@@ -318,7 +375,8 @@ class Genmo(Probe):
             "pairs_left_out": {t: s.left_out for t, s in summaries.items()},
             "fbr_sign_test_p": {t: s.fbr_sign_test_p for t, s in summaries.items()},
             "environment_labels": self.params.environment_labels,
-            "pair_indices": [p.index for p in pairs] if len(pairs) < N_PAIRS else "all",
+            "pair_indices": [p.index for p in pairs] if len(pairs) < len(self.all_pairs) else "all",
+            "data_changes": self._data_changes(pairs),
         }
         if robustness:
             extra["paraphrased_template"] = PARAPHRASED_TEMPLATES[primary]
@@ -331,6 +389,40 @@ class Genmo(Probe):
             counts=counts,
             extra=extra,
         )
+
+
+    def _data_changes(self, pairs: tuple[StoryPair, ...]) -> dict[str, list[dict[str, Any]]]:
+        """What the loader and the probe changed in the released data, for this run's pairs."""
+        asked = {p.index for p in pairs}
+        kept = {p.index for p in self.all_pairs}
+        return {
+            "left_out": [{"pair": p.index, "reason": "its male and female stories are identical"}
+                         for p in story_pairs() if p.index not in kept],
+            "repaired": [r.to_json() for r in repairs() if r.pair in asked],
+        }
+
+    def _data_note(self) -> str:
+        left = N_PAIRS - len(self.all_pairs)
+        if not left:
+            return ""
+        return (f" {len(self.all_pairs)} of the {N_PAIRS} released pairs can be asked: pair 562 (identical "
+                "stories) is left out (--include-identical-pairs asks it); see extra.data_changes.")
+
+
+def _temperature_mean(by_temperature: dict[float, GenmoSummary], main_temperature: float | None) -> dict[str, Estimate]:
+    """PM, PMR and FBR averaged over the runs at temperatures other than the main
+    run's (the paper compares temperature 0 with the average of its 4 other runs).
+    Point values only: the runs ask the same pairs, so they are not independent."""
+    runs = [s for t, s in by_temperature.items() if t != main_temperature]
+    if not runs:
+        return {}
+    pmrs = [s.pmr.value for s in runs if s.pmr.value is not None]
+    fbrs = [s.fbr.value for s in runs if s.fbr.value is not None]
+    return {
+        "pm_temperature_mean": Estimate(float(np.mean([s.pm for s in runs])), n=len(runs)),
+        "pmr_temperature_mean": Estimate(float(np.mean(pmrs)) if pmrs else None, n=len(pmrs)),
+        "fbr_temperature_mean": Estimate(float(np.mean(fbrs)) if fbrs else None, n=len(fbrs)),
+    }
 
 
 def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str) -> dict[str, Any]:
@@ -374,11 +466,13 @@ def _oracle(story: _Story, template: str) -> dict[str, Any]:
 
 def _collect_mismatch_evidence(evidence: dict, template: str, pairs: tuple[StoryPair, ...],
                                stories: list[_Story], answers: _Answers) -> None:
-    """A few mismatched pairs in each direction, both answers side by side."""
+    """A few mismatched pairs in each direction, both answers side by side; each
+    template has its own quota, so the first template asked cannot fill it."""
     grid = answers.codes.reshape(len(pairs), 2)
     out = pair_outcomes(grid[:, 0], grid[:, 1])
     for kind, flags in (("female_favoured", out.female_favoured), ("male_favoured", out.male_favoured)):
-        for pos in np.flatnonzero(flags)[: max(0, _EVIDENCE_PER_KIND - len(evidence[kind]))].tolist():
+        have = sum(e["template"] == template for e in evidence[kind])
+        for pos in np.flatnonzero(flags)[: max(0, _EVIDENCE_PER_KIND - have)].tolist():
             m, f = 2 * pos, 2 * pos + 1
             evidence[kind].append({
                 "pair": pairs[pos].index, "template": template, "environment": pairs[pos].environment,
@@ -392,7 +486,7 @@ def _collect_mismatch_evidence(evidence: dict, template: str, pairs: tuple[Story
 # -- tables and charts ----------------------------------------------------------
 
 
-def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
+def _paper_table(summaries: dict[str, GenmoSummary], data_note: str = "") -> Table:
     rows = []
     for template, s in summaries.items():
         env = s.by_group["environment"]
@@ -403,7 +497,8 @@ def _paper_table(summaries: dict[str, GenmoSummary]) -> Table:
         rows,
         note="PMR = PM / pairs with both stances read; the environment columns are PMR within each "
              "environment (the paper prints Work, Relationship and Family); FBR sign test p-values: "
-             + ", ".join(f"{TEMPLATE_LABELS[t]} {s.fbr_sign_test_p:.3g}" for t, s in summaries.items()) + ".",
+             + ", ".join(f"{TEMPLATE_LABELS[t]} {s.fbr_sign_test_p:.3g}" for t, s in summaries.items()) + "."
+             + data_note,
     )
 
 
@@ -426,8 +521,12 @@ def _table4(robustness: dict[str, dict[str, Any]]) -> Table:
                  note="Over sampled stories whose stance was read both times; n in the results JSON.")
 
 
-def _table5(by_temperature: dict, primary: str) -> Table:
+def _table5(by_temperature: dict, primary: str, mean: dict[str, Estimate]) -> Table:
     rows = [[f"{t:g}", s.pm, s.pmr, s.fbr] for t, s in by_temperature.items()]
+    if mean:
+        n = mean["pm_temperature_mean"].n
+        rows.append([f"mean of the other temperatures ({n} run{'s' if n != 1 else ''})",
+                     mean["pm_temperature_mean"].value, mean["pmr_temperature_mean"], mean["fbr_temperature_mean"]])
     return Table(f"Effect of temperature (layout of the paper's Table 5, {TEMPLATE_LABELS[primary]})",
                  ["Temperature", "PM", "PMR", "FBR"], rows)
 
