@@ -1,10 +1,15 @@
 """Headline metrics of the multilingual words and pronouns probes, as the paper defines them."""
 
+import json
+from importlib import resources
+
 import pytest
 from instruments import ScriptedModel
 
+from genderprobe.api import RunConfig, run_probe
 from genderprobe.datasets.multilingual import LANGUAGES, WORD_CLASSES, word_list
 from genderprobe.multilingual.prompts import pronoun_prompt
+from genderprobe.paper import beside_run, load_file
 from genderprobe.probes.base import Headline, ListSink, RunContext
 from genderprobe.probes.multilingual_pronouns import PAPER_LANGUAGES, MultilingualPronouns
 from genderprobe.probes.multilingual_words import MultilingualWords
@@ -105,3 +110,50 @@ def test_headline_declares_every_word_class_disparate_impact_better_at_one(cls):
     assert all(isinstance(h, Headline) and h.better == "one" and h.description for h in cls.headline)
     assert set(WORD_CLASSES) == {h.metric[3:] for h in cls.headline}
     assert cls.view_parameters == ()
+
+
+# -- the paper's tables -----------------------------------------------------------------------
+
+PAPER_FILE = "multilingual/paper_tables.json"
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return {t.id: t for t in load_file(PAPER_FILE)}
+
+
+def test_paper_tables_load_and_spot_check_against_the_paper(paper):
+    assert MultilingualWords.paper_tables == MultilingualPronouns.paper_tables == (PAPER_FILE,)
+    assert set(paper) == {"figures-1-3-standout", "figures-1-3-personality-quality", "figures-1-3-communal",
+                          "figure-4", "table-5", "figure-5-quoted"}
+    # Appendix A, Table 5: FF 76%, FM 100%, MF 96%, MM 59%
+    assert paper["table-5"].rows == [["gpt-3", 76, 100, 96, 59]]
+    shares = {(r[1], r[2]): r[4] for r in paper["figure-5-quoted"].rows}
+    assert (shares["Chinese", "Appearance"], shares["Japanese", "Appearance"], shares["Korean", "Appearance"]) == (48, 51, 41)
+    assert (shares["Japanese", "Hobby/Activities"], shares["Korean", "Hobby/Activities"]) == (45, 59)
+    # Section 4.2.2's named exceptions: Spanish in gpt-3, French in ChatGPT, Japanese in gpt-4
+    standout = paper["figures-1-3-standout"]
+    slight = {(r[0], standout.columns[i]) for r in standout.rows for i, v in enumerate(r) if v == "slight bias"}
+    assert slight == {("gpt-3", "Spanish"), ("gpt-3.5-turbo", "French"), ("gpt-4", "Japanese")}
+    # numbers the paper gives only in figures: the note says so
+    for t in paper.values():
+        if t.id.startswith("figure"):
+            assert "only" in t.note and ("images" in t.note or "charts" in t.note or "not printed" in t.note)
+
+
+@pytest.mark.parametrize("probe", ["multilingual-words", "multilingual-pronouns"])
+def test_every_mapped_metric_is_in_a_reference_run_of_its_probe(probe):
+    config = RunConfig(model="reference:biased", n_resamples=50, use_cache=False)
+    doc = run_probe(probe, "reference:biased", config=config).document
+    raw = json.loads((resources.files("genderprobe") / "data" / PAPER_FILE).read_text(encoding="utf-8"))
+    mine = [t for t in raw["tables"] if t["probe"] == probe]
+    assert mine and all(t["metrics"] for t in mine)
+    for t in mine:
+        for column, metric in t["metrics"].items():
+            assert doc["metrics"][metric]["value"] is not None, (t["id"], column)
+        laid_out = beside_run(load_paper_table(t["id"]), doc)
+        assert laid_out["row_kinds"][0] == "run"
+
+
+def load_paper_table(table_id):
+    return next(t for t in load_file(PAPER_FILE) if t.id == table_id)

@@ -67,6 +67,8 @@ class MultilingualPronouns(Probe):
     Params = MultilingualPronounsParams
     default_generation = GenerationParams(temperature=1.0)
     headline = class_headlines("P(she | word) / P(he | word) over English, Chinese and Japanese (Section 4.3.2)")
+    # One file for the study; each table names its probe ("probe").
+    paper_tables = ("multilingual/paper_tables.json",)
 
     def run(self, ctx: RunContext) -> ProbeResult:
         reps = self.params.num_repetitions

@@ -84,6 +84,8 @@ class MultilingualWords(Probe):
     # grammatical gender of French and Spanish adjectives does not bias a class's
     # count, since each list holds both forms in the same class.
     headline = class_headlines("P(class word | female) / P(class word | male) over every language run (Section 4.2)")
+    # One file for the study; each table names its probe ("probe").
+    paper_tables = ("multilingual/paper_tables.json",)
 
     def items(self, language: str) -> list[_Item]:
         """The prompts of one language: occupation x age x name x (female, male)."""
