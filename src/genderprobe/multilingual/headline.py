@@ -53,10 +53,18 @@ def pronoun_headline_note(languages: Sequence[str]) -> str:
     if not kept:
         head = ("The headline metrics di_<class> are undefined: the run has none of English, Chinese or "
                 "Japanese, the languages the paper compares (Section 4.3.2).")
+    elif len(kept) == len(PRONOUN_PAPER_LANGUAGES):
+        head = ("The headline metrics di_<class> pool English, Chinese and Japanese, the languages the paper "
+                "compares (Section 4.3.2).")
     else:
-        head = (f"The headline metrics di_<class> pool {', '.join(LANGUAGE_NAMES[x] for x in kept)} of the languages "
-                "the paper compares, English, Chinese and Japanese (Section 4.3.2).")
+        head = (f"The headline metrics di_<class> pool {_names(kept)}, those of the paper's languages in this run"
+                " (it compares English, Chinese and Japanese, Section 4.3.2).")
     left = [f"{LANGUAGE_NAMES[lang]}, because {_EXCLUDED_WHY[lang]}" for lang in languages if lang in _EXCLUDED_WHY]
     if left:
         head += " Left out: " + "; ".join(left) + "."
     return head + " di_<class>_pooled pools every language of the run."
+
+
+def _names(languages: Sequence[str]) -> str:
+    names = [LANGUAGE_NAMES[lang] for lang in languages]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
