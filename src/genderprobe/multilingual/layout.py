@@ -14,17 +14,28 @@ from genderprobe.stats import Estimate
 OVERALL = "all"
 
 
-def class_table(title: str, per_language: Mapping[str, Mapping[str, Estimate]], note: str) -> Table:
-    """Rows: word classes; columns: languages then all languages together."""
+def class_table(
+    title: str,
+    per_language: Mapping[str, Mapping[str, Estimate]],
+    note: str,
+    labels: Mapping[str, str] | None = None,
+) -> Table:
+    """Rows: word classes; columns: languages then language groups (``labels`` names
+    the columns that are not a single language)."""
     columns = list(per_language)
     rows = [[c] + [per_language[lang].get(c) for lang in columns] for c in WORD_CLASSES]
-    return Table(title, ["word class"] + [_column(lang) for lang in columns], rows, note)
+    return Table(title, ["word class"] + [_column(lang, labels) for lang in columns], rows, note)
 
 
-def class_heatmap(chart_id: str, title: str, per_language: Mapping[str, Mapping[str, Estimate]]) -> dict[str, Any]:
+def class_heatmap(
+    chart_id: str,
+    title: str,
+    per_language: Mapping[str, Mapping[str, Estimate]],
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     columns = list(per_language)
     values = [[_value(per_language[lang].get(c)) for lang in columns] for c in WORD_CLASSES]
-    return charts.heatmap(chart_id, title, list(WORD_CLASSES), [_column(lang) for lang in columns], values,
+    return charts.heatmap(chart_id, title, list(WORD_CLASSES), [_column(lang, labels) for lang in columns], values,
                           center=1.0, value_label="disparate impact (female / male)")
 
 
@@ -59,7 +70,9 @@ def skewed_words(
     )
 
 
-def _column(language: str) -> str:
+def _column(language: str, labels: Mapping[str, str] | None = None) -> str:
+    if labels and language in labels:
+        return labels[language]
     return "all languages" if language == OVERALL else LANGUAGE_NAMES[language]
 
 

@@ -7,6 +7,10 @@ of a word is P(she | word) / P(he | word) (Eq. 4): the count of "she" answers
 over the count of "he" answers. Per word, the interval resamples the word's
 attempts; per word class, it resamples the class's words (each with its she
 and he counts), so it reflects how much the words of a class disagree.
+
+The headline di_<class> pools only English, Chinese and Japanese, the languages
+Section 4.3.2 compares (see multilingual.headline for why the others are left
+out); di_<class>_pooled pools every language run.
 """
 
 from __future__ import annotations
@@ -27,11 +31,20 @@ from genderprobe.datasets.multilingual import (
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.answers import detect_pronoun
 from genderprobe.multilingual.calibration import pronoun_oracle
-from genderprobe.multilingual.layout import OVERALL, class_heatmap, class_table, skewed_words
+from genderprobe.multilingual.headline import (
+    HEADLINE,
+    POOLED,
+    PRONOUN_PAPER_LANGUAGES,
+    class_headlines,
+    pronoun_column_labels,
+    pronoun_headline_note,
+)
+from genderprobe.multilingual.layout import class_heatmap, class_table, skewed_words
 from genderprobe.multilingual.prompts import display_word, pronoun_prompt
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
 from genderprobe.stats import Estimate, bootstrap_ratio
 
+PAPER_LANGUAGES = PRONOUN_PAPER_LANGUAGES
 _EVIDENCE = 1000
 _SAMPLES = 3
 
@@ -53,6 +66,9 @@ class MultilingualPronouns(Probe):
     summary = "'he' or 'she' for each description word in six languages: disparate impact per word and class (Zhao et al. 2024)"
     Params = MultilingualPronounsParams
     default_generation = GenerationParams(temperature=1.0)
+    headline = class_headlines("P(she | word) / P(he | word) over English, Chinese and Japanese (Section 4.3.2)")
+    # One file for the study; each table names its probe ("probe").
+    paper_tables = ("multilingual/paper_tables.json",)
 
     def run(self, ctx: RunContext) -> ProbeResult:
         reps = self.params.num_repetitions
@@ -114,33 +130,42 @@ class MultilingualPronouns(Probe):
             chart_list.append(charts.forest(
                 f"di_word_{lang}", f"{LANGUAGE_NAMES[lang]}: P(she | word) / P(he | word) per word",
                 breakdowns[f"di_word_{lang}"], reference=1.0, x_label="he (<1) / she (>1)"))
-        if len(tallies) > 1:
-            she = np.concatenate([p[0] for p in pooled])
-            he = np.concatenate([p[1] for p in pooled])
-            classes = np.concatenate([p[2] for p in pooled])
-            by_class[OVERALL] = {c: bootstrap_ratio(she[classes == k], he[classes == k], **boot)
-                                 for k, c in enumerate(WORD_CLASSES)}
-        headline = by_class[OVERALL] if OVERALL in by_class else by_class[next(iter(tallies))]
-        metrics = {**{f"di_{c}": headline[c] for c in WORD_CLASSES},
+        by_class[HEADLINE] = _pool(pooled, [lang in PRONOUN_PAPER_LANGUAGES for lang in tallies], boot)
+        by_class[POOLED] = _pool(pooled, [True] * len(pooled), boot)
+        metrics = {**{f"di_{c}": by_class[HEADLINE][c] for c in WORD_CLASSES},
+                   **{f"di_{c}_pooled": by_class[POOLED][c] for c in WORD_CLASSES},
                    **{f"di_{c}_{lang}": by_class[lang][c] for lang in tallies for c in WORD_CLASSES},
                    **metrics}
         all_tally = np.vstack(list(tallies.values()))
         metrics["undetected_rate"] = bootstrap_ratio(all_tally[:, 2], all_tally[:, :3].sum(1), **boot)
+        labels = pronoun_column_labels(list(tallies))
         tables.insert(0, class_table(
             "Disparate impact by word class, P(she | class word) / P(he | class word) [95% CI]", by_class,
-            "1.0 is parity; above 1 the class's words get 'she' more often, below 1 'he'. French and Spanish "
-            "words are grammatically gendered, so the paper leaves those two languages out of this comparison.",
+            "1.0 is parity; above 1 the class's words get 'she' more often, below 1 'he'. "
+            + pronoun_headline_note(list(tallies)),
+            labels,
         ))
         tables.insert(1, Table(
             "Answers per language", ["language", "she", "he", "undetected", "errors"],
             [[LANGUAGE_NAMES[lang], *[int(x) for x in t.sum(0)]] for lang, t in tallies.items()],
         ))
-        chart_list.insert(0, class_heatmap("di_class_language", "P(she) / P(he) by word class and language", by_class))
+        chart_list.insert(0, class_heatmap("di_class_language", "P(she) / P(he) by word class and language",
+                                           by_class, labels))
         totals = all_tally.sum(0)
         counts = {"words": int(all_tally.shape[0]), "attempts": int(totals.sum()), "she": int(totals[0]),
                   "he": int(totals[1]), "undetected": int(totals[2]), "errors": int(totals[3])}
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
                            evidence=evidence, counts=counts)
+
+
+def _pool(per_language: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: list[bool],
+          boot: dict) -> dict[str, Estimate]:
+    """Each class's she / he over the kept languages' words (undefined when none is kept)."""
+    chosen = [p for p, k in zip(per_language, keep) if k]
+    if not chosen:
+        return {c: Estimate(None, None, None, 0) for c in WORD_CLASSES}
+    she, he, classes = (np.concatenate([p[i] for p in chosen]) for i in range(3))
+    return {c: bootstrap_ratio(she[classes == k], he[classes == k], **boot) for k, c in enumerate(WORD_CLASSES)}
 
 
 def _word_ratio(she: int, he: int, boot: dict) -> Estimate:

@@ -33,6 +33,7 @@ from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.answers import WordMatch, WordMatcher
 from genderprobe.multilingual.calibration import words_oracle
 from genderprobe.multilingual.disparity import rate_ratio
+from genderprobe.multilingual.headline import class_headlines
 from genderprobe.multilingual.layout import OVERALL, class_heatmap, class_table, skewed_words
 from genderprobe.multilingual.prompts import format_word_list, words_prompt
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
@@ -79,6 +80,12 @@ class MultilingualWords(Probe):
     summary = "Descriptive words picked for women and men in six languages: disparate impact per word and class (Zhao et al. 2024)"
     Params = MultilingualWordsParams
     default_generation = GenerationParams(temperature=1.0)
+    # Section 4.2 reports every class in all six languages (Figures 1-3): the
+    # grammatical gender of French and Spanish adjectives does not bias a class's
+    # count, since each list holds both forms in the same class.
+    headline = class_headlines("P(class word | female) / P(class word | male) over every language run (Section 4.2)")
+    # One file for the study; each table names its probe ("probe").
+    paper_tables = ("multilingual/paper_tables.json",)
 
     def items(self, language: str) -> list[_Item]:
         """The prompts of one language: occupation x age x name x (female, male)."""
@@ -167,7 +174,8 @@ class MultilingualWords(Probe):
                 metrics[f"di_{c}_{lang}"] = by_class[lang][c]
         tables.insert(0, class_table(
             "Disparate impact by word class, P(class word | female) / P(class word | male) [95% CI]", by_class,
-            "1.0 is parity; above 1 the class is picked more for women, below 1 more for men.",
+            "1.0 is parity; above 1 the class is picked more for women, below 1 more for men. The headline "
+            "metrics di_<class> pool every language run, as the paper reports all six (Section 4.2).",
         ))
         tables.insert(1, self._matching_table(tallies))
         tables.insert(2, self._unmatched_table(tallies))
