@@ -13,7 +13,13 @@ probe names those files in ``Probe.paper_tables``. A file holds::
         "columns": ["model", "overall", ...],
         "model_column": "model",                # the column naming the model
         "metrics": {"overall": "overall_bias"}, # column -> this probe's metric
+        "probe": "demet",                       # optional: only this probe shows it
+        "aliases": {"Llama3-8B": ["Meta-Llama-3-8B-Instruct"]},  # optional
         "rows": [["gpt-3.5-turbo", 0.327, ...], ...]}]}
+
+A file may serve several probes of one study; ``probe`` keeps a table to the
+probe whose metrics its columns name. ``aliases`` gives other names under
+which users load a paper's model (hub names, for instance).
 
 ``metrics`` maps a column to the metric of a run that means the same thing,
 so :func:`beside_run` can put the user's run on a row of its own in the
@@ -46,6 +52,8 @@ class PaperTable:
     metrics: dict[str, str] = field(default_factory=dict)
     note: str = ""
     source: str = ""
+    probe: str | None = None
+    aliases: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _check(table: dict[str, Any], where: str) -> None:
@@ -74,20 +82,23 @@ def load_file(relpath: str) -> tuple[PaperTable, ...]:
             id=t["id"], title=t["title"], cite=t["cite"], columns=list(t["columns"]),
             rows=[list(r) for r in t["rows"]], model_column=t.get("model_column"),
             metrics=dict(t.get("metrics", {})), note=t.get("note", ""), source=data.get("source", ""),
+            probe=t.get("probe"), aliases={k: list(v) for k, v in t.get("aliases", {}).items()},
         ))
     return tuple(out)
 
 
 def tables_for(probe_cls: Any) -> list[PaperTable]:
-    return [t for path in probe_cls.paper_tables for t in load_file(path)]
+    """The probe's tables: those of its files meant for it or for any probe of the study."""
+    return [t for path in probe_cls.paper_tables for t in load_file(path) if t.probe in (None, probe_cls.name)]
 
 
 _DROP = {"hf", "latest", "chat-hf"}
 
 
 def _tokens(name: str) -> list[str]:
+    """Lower-case words and numbers: "Claude3-Sonnet" and "claude-3-sonnet" both give claude, 3, sonnet."""
     name = name.split(":", 1)[-1].rsplit("/", 1)[-1].lower()
-    return [t for t in re.split(r"[^a-z0-9.]+", name) if t]
+    return [t for word in re.split(r"[^a-z0-9.]+", name) for t in re.findall(r"[a-z]+|[0-9.]+[a-z]*", word)]
 
 
 def model_matches(spec: str, paper_name: str) -> bool:
@@ -126,7 +137,11 @@ def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
         rows.append(run_row)
         kinds.append("run")
     mcol = table.columns.index(table.model_column) if table.model_column else None
-    matched = [r for r in table.rows if model and mcol is not None and model_matches(model, str(r[mcol]))]
+
+    def names(row: list[Any]) -> list[str]:
+        return [str(row[mcol]), *table.aliases.get(str(row[mcol]), [])] if mcol is not None else []
+
+    matched = [r for r in table.rows if model and any(model_matches(model, n) for n in names(r))]
     rows += matched + [r for r in table.rows if not any(r is m for m in matched)]
     kinds += ["match"] * len(matched) + ["paper"] * (len(table.rows) - len(matched))
     return {
