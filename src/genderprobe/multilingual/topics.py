@@ -119,12 +119,14 @@ def label_dialogues(
     params: GenerationParams,
     labeller_oracle: Callable[[str], Mapping[str, Any]],
     checker_oracle: Callable[[str, int], Mapping[str, Any]],
-    system: str | None = None,
 ) -> list[Labelling]:
-    """Run the labeller/checker loop for every dialogue, one batch per role and round."""
-    head = (("system", system),) if system else ()
+    """Run the labeller/checker loop for every dialogue, one batch per role and round.
+
+    The tested model's system prompt is never sent here: the judge is an
+    instrument, and a persona meant for the tested model would bend its labels.
+    """
     results = [Labelling() for _ in dialogues]
-    conversations = [list(head) + [("user", LABELLER_PROMPT.format(dialogue=d))] for d in dialogues]
+    conversations = [[("user", LABELLER_PROMPT.format(dialogue=d))] for d in dialogues]
     pending = list(range(len(dialogues)))
     for round_ in range(max_rounds):
         if not pending:
@@ -146,7 +148,7 @@ def label_dialogues(
         to_check = [i for i, t in proposals.items() if t is not None]
         verdicts = judge([
             Request(
-                head + (("user", CHECKER_PROMPT.format(topic=topic_label(proposals[i]), dialogue=dialogues[i])),),
+                (("user", CHECKER_PROMPT.format(topic=topic_label(proposals[i]), dialogue=dialogues[i])),),
                 params, round_, oracle=checker_oracle(dialogues[i], proposals[i]),
             )
             for i in to_check

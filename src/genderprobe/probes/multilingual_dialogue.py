@@ -102,7 +102,7 @@ class MultilingualDialogue(Probe):
         judge_params = GenerationParams(temperature=float(self.params.judge_temperature))
         labels = label_dialogues(
             ctx.judge, [d.text or "" for d in to_label], max_rounds=self.params.max_rounds, params=judge_params,
-            labeller_oracle=labeller_oracle, checker_oracle=checker_oracle, system=ctx.system_prompt,
+            labeller_oracle=labeller_oracle, checker_oracle=checker_oracle,
         )
         evidence: dict[str, list[dict[str, Any]]] = {"wrong_language": [], "unresolved": [], "error": []}
         evidence.update({t: [] for t in TOPICS})
