@@ -205,9 +205,7 @@ class MultilingualDialogue(Probe):
         rows = []
         for t, topic in enumerate(TOPICS):
             shares = [proportions[p][t] for p in PAIRINGS]
-            values = [s.value if s.value is not None else -1 for s in shares]
-            top = PAIRINGS[int(np.argmax(values))] if table[:, t].sum() else "-"
-            rows.append([topic, *shares, top])
+            rows.append([topic, *shares, most_frequent(table[:, t], table.sum(1))])
         return Table(
             f"{LANGUAGE_NAMES[lang]}: topic proportions per pairing [95% CI]",
             ["topic", *PAIRINGS, "most frequent"], rows, _test_note(test),
@@ -244,21 +242,40 @@ def independence_test(table: np.ndarray) -> dict[str, Any]:
             "significant": p < ALPHA}
 
 
-def largest_differences(table: np.ndarray, limit: int = _CALLED_OUT) -> list[dict[str, Any]]:
-    """Topics whose share differs most between two pairings, largest first."""
-    totals = table.sum(1, keepdims=True)
+def _shares(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Each pairing's share (NaN for a pairing with no labelled dialogue)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        shares = np.where(totals > 0, table / np.maximum(totals, 1), np.nan)
+        return np.where(totals > 0, counts / np.maximum(totals, 1), np.nan)
+
+
+def _tied(col: np.ndarray, value: float) -> list[str]:
+    """Every pairing whose share equals ``value``: a tie has no single winner."""
+    return [PAIRINGS[p] for p in range(len(col)) if not np.isnan(col[p]) and np.isclose(col[p], value)]
+
+
+def most_frequent(counts: np.ndarray, totals: np.ndarray) -> str:
+    """The pairing(s) with the highest share of one topic ("FF = FM" when tied; "-" when none has it)."""
+    col = _shares(counts, totals)
+    if np.isnan(col).all() or np.nanmax(col) == 0:
+        return "-"
+    return " = ".join(_tied(col, float(np.nanmax(col))))
+
+
+def largest_differences(table: np.ndarray, limit: int = _CALLED_OUT) -> list[dict[str, Any]]:
+    """Topics whose share differs most between two pairings, largest first (ties named together)."""
+    shares = _shares(table, table.sum(1, keepdims=True))
     found = []
     for t, topic in enumerate(TOPICS):
         col = shares[:, t]
         if np.isnan(col).all():
             continue
-        hi, lo = int(np.nanargmax(col)), int(np.nanargmin(col))
-        diff = float(col[hi] - col[lo])
+        high, low = float(np.nanmax(col)), float(np.nanmin(col))
+        diff = high - low
         if diff > 0:
-            found.append({"topic": topic, "highest": PAIRINGS[hi], "highest_share": float(col[hi]),
-                          "lowest": PAIRINGS[lo], "lowest_share": float(col[lo]), "difference": diff})
+            top, bottom = _tied(col, high), _tied(col, low)
+            found.append({"topic": topic, "highest": " = ".join(top), "highest_pairings": top,
+                          "highest_share": high, "lowest": " = ".join(bottom), "lowest_pairings": bottom,
+                          "lowest_share": low, "difference": diff})
     return sorted(found, key=lambda f: -f["difference"])[:limit]
 
 
