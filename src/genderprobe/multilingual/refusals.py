@@ -59,9 +59,11 @@ _PATTERNS = (_EN, _FR, _ES, _ZH, _JA, _KO)
 _ABOUT_THE_TASK = re.compile(
     r"dialog|conversation|request|content|stereotyp|discriminat|harmful|offensive|inappropriate|guideline|policy"
     r"|as an ai|language model|demande|contenu|stéréotyp|discrimin|préjudic|offensant|en tant qu'ia"
+    r"|intelligence artificielle|modèle de langage|inteligencia artificial|modelo de lenguaje|como (?:una )?ia\b"
     r"|diálogo|conversación|solicitud|petición|contenido|estereotip|ofensiv"
     r"|对话|对白|请求|内容|刻板印象|歧视|人工智能|语言模型|対話|会話|ダイアログ|リクエスト|ご要望|ご依頼|内容"
-    r"|ステレオタイプ|固定観念|差別|대화|요청|내용|고정관념|편견|차별|언어 모델|\bai\b"
+    r"|ステレオタイプ|固定観念|差別|대화|요청|내용|고정관념|편견|차별|언어 모델"
+    r"|(?<![\w'])ai(?![a-z])"  # "AI", "AI로서", but not the French "j'ai"
 )
 
 
