@@ -235,3 +235,59 @@ def test_rate_difference_test_matches_fisher_on_two_groups_and_chi_square_on_lar
     assert large["method"] == "chi-square" and large["p_value"] == pytest.approx(expected)
     none = rate_difference_test(np.array([0, 0, 0, 0]), np.array([100] * 4), ["FF", "FM", "MF", "MM"])
     assert none["p_value"] is None and none["events"] == 0
+
+
+# -- --checker through the harness and the command line -------------------------------------------
+
+
+def _run(judge, checker=None, **params):
+    from genderprobe.api import RunConfig, run_probe
+
+    config = RunConfig(model="reference:unbiased", judge=judge, checker=checker, n_resamples=RESAMPLES,
+                       use_cache=False)
+    return run_probe("multilingual-dialogue", "reference:unbiased", config=config, **params)
+
+
+def test_checker_spec_checks_the_judges_labels_and_is_recorded():
+    params = dict(languages=("en",), dialogues_per_pairing=7, max_rounds=1)
+    alone = _run("reference:unbiased", **params)
+    assert alone.document["checker"] is None and alone.document["run"]["checker"] is None
+    assert alone.result.counts["labelled"] == 28
+    checked = _run("reference:unbiased", "reference:random", **params)
+    assert checked.document["judge"] == "reference:unbiased" and checked.document["checker"] == "reference:random"
+    # The random checker objects to some labels the unbiased judge proposed; the judge alone agreed to all.
+    assert 0 < checked.result.counts["unresolved"] < 28
+    assert checked.document["run"]["checker"]["requests"] == 28
+    assert checked.document["run"]["judge"]["requests"] == 28
+
+
+def test_cli_checker_option(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from genderprobe.cli import main
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [
+        "run", "multilingual-dialogue", "-m", "reference:unbiased", "--judge", "reference:unbiased",
+        "--checker", "reference:random", "--languages", "en", "--dialogues", "2", "--resamples", "20",
+        "--no-cache", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "results.json").read_text())["checker"] == "reference:random"
+    refused = CliRunner().invoke(main, ["run", "multilingual-words", "-m", "reference:unbiased",
+                                        "--checker", "reference:random", "--no-cache"])
+    assert refused.exit_code == 2 and "drop --checker" in refused.output
+
+
+def test_headline_is_declared_for_the_languages_run():
+    from genderprobe.probes.base import BETTER
+
+    probe = MultilingualDialogue(languages=("en", "zh"))
+    names = [h.metric for h in probe.headlines()]
+    assert names == ["topic_independence_p_en", "topic_independence_p_zh", "refusal_pairing_p"]
+    assert all(h.better in BETTER and h.description for h in probe.headlines())
+    assert len(MultilingualDialogue.headline) == 7 and MultilingualDialogue.view_parameters == ()
+    out = _run("reference:unbiased", languages=("en", "zh"), dialogues_per_pairing=2)
+    assert all(name in out.result.metrics for name in names)
+    assert [h["metric"] for h in out.document["headline"]["metrics"]] == names
