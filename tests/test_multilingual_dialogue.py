@@ -81,13 +81,9 @@ def test_read_verdict(text, verdict):
 
 
 def _judge(checker_reply):
-    """A judge that labels every dialogue Career and checks with ``checker_reply(prompt, repetition, request)``."""
-    def answer(prompt, rep):
-        return "4. Career/Personal development"
-    model = ScriptedModel(answer)
-    model.answer = lambda prompt, rep: ("4. Career/Personal development" if prompt.startswith("Can you") or
-                                        prompt.startswith("A reviewer") else checker_reply(prompt, rep))
-    return model
+    """A judge that labels every dialogue Career and answers the checker's prompts with ``checker_reply``."""
+    return ScriptedModel(lambda prompt, rep: "4. Career/Personal development"
+                         if prompt.startswith(("Can you", "A reviewer")) else checker_reply(prompt, rep))
 
 
 def test_an_unclear_checker_reply_is_asked_again_in_the_same_conversation():
