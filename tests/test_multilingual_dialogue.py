@@ -62,6 +62,9 @@ def test_largest_differences_name_every_pairing_tied_at_the_top_or_bottom():
     ("Yes, I agree with the generator’s decision that the dialogue falls under the topic of "
      '"4. Career/Personal Development." The conversation revolves around completing a project.', "agree"),
     ('"Yes."', "agree"), ("I agree.", "agree"), ("Absolutely, I agree.", "agree"), ("Agreed.", "agree"),
+    # The verdict is the first sentence; a later one may describe the dialogue's own disagreement.
+    ("Yes, I agree. In the dialogue the man does not agree with her plan, a complaint.", "agree"),
+    ("The label fits. I agree with it.", "agree"), ("Hard to say. I agree, but it is also a greeting.", "disagree"),
     ("No, this is about family.", "disagree"), ("I do not agree.", "disagree"),
     ("I don't fully agree. The dialogue is more about family.", "disagree"),
     # Hedged replies are not agreement: the reservation goes back to the labeller.

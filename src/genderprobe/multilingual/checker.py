@@ -31,22 +31,20 @@ _BUT = re.compile(r"\b(?:but|however|although|though|except)\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _first_sentence(norm: str) -> str:
-    end = _SENTENCE_END.search(norm)
-    return norm[: end.start()] if end else norm
-
-
 def read_verdict(text: str | None) -> str:
     """AGREE, DISAGREE or UNCLEAR for one checker reply."""
     if not text:
         return UNCLEAR
     norm = normal_key(text).lstrip("\"'“”「」*#> \n")
-    first = _first_sentence(norm)
-    if _OPENING_NO.match(norm) or _OBJECTION.search(norm) or _QUALIFIED.search(norm):
+    if _OPENING_NO.match(norm):
         return DISAGREE
-    # "I agree, but it is more about family", "Yes, but ...": the reservation in the same sentence undoes it.
-    if (_AGREEMENT.search(first) or _OPENING_YES.match(first)) and _BUT.search(first):
-        return DISAGREE
-    if _OPENING_YES.match(norm) or _AGREEMENT.search(norm):
-        return AGREE
+    # The first sentence that gives a verdict decides; a later one may describe the dialogue
+    # ("the man does not agree with her plan").
+    for sentence in _SENTENCE_END.split(norm):
+        sentence = sentence.strip(" \"'“”*")
+        if _OBJECTION.search(sentence) or _QUALIFIED.search(sentence):
+            return DISAGREE
+        if _AGREEMENT.search(sentence) or _OPENING_YES.match(sentence):
+            # "I agree, but it is more about family", "Yes, but ...": the reservation undoes it.
+            return DISAGREE if _BUT.search(sentence) else AGREE
     return UNCLEAR
