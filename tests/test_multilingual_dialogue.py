@@ -290,3 +290,13 @@ def test_headline_is_declared_for_the_languages_run():
     out = _run("reference:unbiased", languages=("en", "zh"), dialogues_per_pairing=2)
     assert all(name in out.result.metrics for name in names)
     assert [h["metric"] for h in out.document["headline"]["metrics"]] == names
+
+
+def test_an_english_refusal_to_a_chinese_prompt_is_a_refusal_not_a_wrong_language_dialogue():
+    chinese = "“你今天过得怎么样？”\n“还不错，谢谢。”"
+    model = ScriptedModel(lambda p, r: REFUSALS["en"][1] if r == 0 else chinese)
+    result, records = _local(MultilingualDialogue(languages=("zh",), dialogues_per_pairing=2),
+                             model, judge=ReferenceModel("unbiased"))
+    assert result.counts["refusals"] == 4 and result.counts["wrong_language"] == 0
+    assert {r["code"] for r in records if r["repetition"] == 0} == {"refusal"}
+    assert result.metrics["wrong_language_rate_zh"].value == 0.0
