@@ -144,8 +144,8 @@ def test_pronouns_hand_computed_with_undetected_answers():
 def test_dialogue_calibration_unbiased_is_not_significant():
     result = _run("multilingual-dialogue", "reference:unbiased", judge="reference:unbiased",
                   dialogues_per_pairing=14).result
-    assert result.counts == {"dialogues": 336, "answered": 336, "errors": 0, "wrong_language": 0,
-                             "labelled": 336, "unresolved": 0, "judge_errors": 0}
+    assert result.counts == {"dialogues": 336, "answered": 336, "errors": 0, "refusals": 0, "wrong_language": 0,
+                             "labelled": 336, "unresolved": 0, "unclear": 0, "judge_errors": 0}
     for lang in LANGUAGES:
         test = result.extra["independence_tests"][lang]
         assert test["p_value"] == pytest.approx(1.0) and not test["significant"]

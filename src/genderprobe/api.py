@@ -34,6 +34,8 @@ class RunConfig:
     judge: str | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
     judge_options: ModelOptions | None = None
+    checker: str | None = None  # checks the judge's labels (default: the judge itself)
+    checker_options: ModelOptions | None = None
     generation: dict[str, Any] = field(default_factory=dict)  # user overrides
     system_prompt: str | None = None
     seed: int = 0
@@ -82,6 +84,8 @@ def run_probe(probe: str, model: str, *, config: RunConfig | None = None, **para
 def execute(probe: Any, config: RunConfig) -> RunOutput:
     if probe.needs_judge and not config.judge:
         raise UserError(f"Probe '{probe.name}' needs a judge model; pass --judge SPEC.")
+    if config.checker and not probe.needs_judge:
+        raise UserError(f"Probe '{probe.name}' has no judge whose labels a checker could check; drop --checker.")
     if config.score_options and not probe.supports_option_scoring:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
     count_in_range(config.seed, 0, None, "The seed (--seed)")
@@ -100,14 +104,16 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     )
     # Everything opened from here on is released however the run ends: a model
     # (a Ray pool, GPU memory) must not outlive a failure to open the store.
-    judge_model = store = runner = judge_runner = None
+    judge_model = checker_model = store = runner = judge_runner = checker_runner = None
     sink: Any = None
     try:
         if config.score_options and not model.supports_option_scoring:
             raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
         if config.judge:
             judge_model = get_model(config.judge, config.judge_options or config.model_options)
-        if config.use_cache and (model.cacheable or (judge_model and judge_model.cacheable)):
+        if config.checker:
+            checker_model = get_model(config.checker, config.checker_options or config.model_options)
+        if config.use_cache and any(m and m.cacheable for m in (model, judge_model, checker_model)):
             cache_dir = config.cache_dir or default_cache_dir()
             store = Store(Path(cache_dir) / "responses.sqlite3")
         engine = {
@@ -120,6 +126,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         runner = Runner(model, store, progress=config.progress, **engine)
         if judge_model:
             judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency})
+        if checker_model:
+            checker_runner = Runner(checker_model, store, **{**engine, "concurrency": config.concurrency})
 
         records_path = results_path = None
         if config.out_dir is not None and config.keep_records:
@@ -139,6 +147,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             n_resamples=config.n_resamples,
             seed=config.seed,
             system_prompt=config.system_prompt,
+            checker=checker_runner,
         )
         started = dt.datetime.now(dt.UTC)
         result = probe.run(ctx)
@@ -147,7 +156,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             sink.discard()
         raise
     finally:
-        for owner, opened in ((runner, model), (judge_runner, judge_model)):
+        for owner, opened in ((runner, model), (judge_runner, judge_model), (checker_runner, checker_model)):
             _release(owner or opened)
         if store:
             store.close()
@@ -159,6 +168,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         "summary": probe.summary,
         "model": model.spec,
         "judge": judge_model.spec if judge_model else None,
+        "checker": checker_model.spec if checker_model else None,
         "created": started.isoformat(timespec="seconds"),
         "parameters": {
             "probe": probe.parameters(),
@@ -171,6 +181,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         "run": {
             **run_stats,
             "judge": judge_runner.stats.to_json() if judge_runner else None,
+            "checker": checker_runner.stats.to_json() if checker_runner else None,
             "cache": str(store.path) if store else None,
         },
         "versions": versions(),

@@ -77,6 +77,7 @@ def run_group() -> None:
 _COMMON = [
     click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini or reference:random."),
     click.option("--judge", default=None, help="Judge model spec, for probes that need one."),
+    click.option("--checker", default=None, help="Model spec that checks the judge's labels (default: the judge)."),
     click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                  help="Folder for results.json and records.jsonl."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling items and bootstrap."),
@@ -274,6 +275,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
     return RunConfig(
         model=opts["model"],
         judge=opts["judge"],
+        checker=opts["checker"],
         model_options=model_options,
         generation={
             "temperature": merged(opts["temperature"], fc, "generation", "temperature"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.answers import normal_key
+from genderprobe.multilingual.checker import AGREE, DISAGREE, REASK_PROMPT, UNCLEAR, read_verdict
 
 TOPICS = (
     "General/Greetings",
@@ -61,8 +62,6 @@ _TOPIC_WORDS = (
 )
 _NUMBERED = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)")
 _BARE_NUMBER = re.compile(r"^\W*([1-7])\W*$")
-# "I disagree", "I do not agree", "I don't fully agree", "I can't really agree".
-_OBJECTION = re.compile(r"disagree|(?:\bnot|n't|\bcannot|\bnever)\s+(?:\w+\s+){0,2}agree")
 
 
 def topic_label(index: int) -> str:
@@ -85,25 +84,21 @@ def parse_topic(text: str | None) -> int | None:
 
 
 def parse_agreement(text: str | None) -> bool | None:
-    """True when the checker agrees, False when it objects, None when it says neither."""
-    if not text:
-        return None
-    norm = normal_key(text).lstrip("\"'“”「」*# \n")
-    if re.match(r"(yes|agreed|i agree)\b", norm):
-        return True
-    if re.match(r"(no|nope|not)\b", norm) or _OBJECTION.search(norm):
-        return False
-    if re.search(r"\bagree\b", norm):
-        return True
-    return None
+    """True when the checker agrees, False when it objects or hedges, None when it says neither."""
+    return {AGREE: True, DISAGREE: False, UNCLEAR: None}[read_verdict(text)]
 
 
 @dataclass
 class Labelling:
-    """The outcome for one dialogue: its topic (None when unresolved) and every round."""
+    """The outcome for one dialogue: its topic (None when unresolved) and every round.
+
+    unclear: the checker's last verdict stayed unclear after every re-ask, which
+    ended the loop for this dialogue (counted apart from plain disagreement).
+    """
 
     topic: int | None = None
     rounds: int = 0
+    unclear: bool = False
     error: str | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
 
@@ -119,12 +114,20 @@ def label_dialogues(
     params: GenerationParams,
     labeller_oracle: Callable[[str], Mapping[str, Any]],
     checker_oracle: Callable[[str, int], Mapping[str, Any]],
-    system: str | None = None,
+    checker: Ask | None = None,
+    reasks: int = 2,
 ) -> list[Labelling]:
-    """Run the labeller/checker loop for every dialogue, one batch per role and round."""
-    head = (("system", system),) if system else ()
+    """Run the labeller/checker loop for every dialogue, one batch per role and round.
+
+    ``judge`` labels and ``checker`` (default: the judge) checks, as the paper
+    uses one model for each role. An unclear verdict is asked again up to
+    ``reasks`` times; one still unclear ends that dialogue's loop, unresolved.
+    The tested model's system prompt is never sent here: the judge is an
+    instrument, and a persona meant for the tested model would bend its labels.
+    """
+    checker = checker or judge
     results = [Labelling() for _ in dialogues]
-    conversations = [list(head) + [("user", LABELLER_PROMPT.format(dialogue=d))] for d in dialogues]
+    conversations = [[("user", LABELLER_PROMPT.format(dialogue=d))] for d in dialogues]
     pending = list(range(len(dialogues)))
     for round_ in range(max_rounds):
         if not pending:
@@ -144,28 +147,58 @@ def label_dialogues(
             conversations[i].append(("assistant", resp.text or ""))
             proposals[i] = topic
         to_check = [i for i, t in proposals.items() if t is not None]
-        verdicts = judge([
-            Request(
-                head + (("user", CHECKER_PROMPT.format(topic=topic_label(proposals[i]), dialogue=dialogues[i])),),
-                params, round_, oracle=checker_oracle(dialogues[i], proposals[i]),
-            )
-            for i in to_check
-        ]) if to_check else []
+        verdicts = _check(checker, to_check, proposals, dialogues, results, params, round_, checker_oracle, reasks)
         still = []
-        for i, resp in zip(to_check, verdicts):
-            if not resp.ok:
-                results[i].error = f"{resp.error_kind}: {resp.error_message}"
-                continue
-            agreed = parse_agreement(resp.text)
-            results[i].turns[-1].update(checker=resp.text, agreed=agreed)
-            if agreed:
+        for i, (verdict, reply) in verdicts.items():
+            if verdict == AGREE:
                 results[i].topic = proposals[i]
-            else:
-                conversations[i].append(("user", FEEDBACK_PROMPT.format(checker=resp.text or "")))
+            elif verdict == DISAGREE:
+                conversations[i].append(("user", FEEDBACK_PROMPT.format(checker=reply)))
                 still.append(i)
+            else:
+                results[i].unclear = True
         for i, topic in proposals.items():
             if topic is None:  # the labeller named no single topic: ask it again
                 conversations[i].append(("user", FEEDBACK_PROMPT.format(checker="Name exactly one topic.")))
                 still.append(i)
         pending = sorted(still)
     return results
+
+
+def _check(
+    checker: Ask, to_check: list[int], proposals: Mapping[int, int | None], dialogues: Sequence[str],
+    results: list[Labelling], params: GenerationParams, round_: int,
+    checker_oracle: Callable[[str, int], Mapping[str, Any]], reasks: int,
+) -> dict[int, tuple[str, str]]:
+    """The checker's verdict and reply per dialogue, re-asking in the same conversation while unclear."""
+    conversations = {
+        i: [("user", CHECKER_PROMPT.format(topic=topic_label(proposals[i]), dialogue=dialogues[i]))]
+        for i in to_check
+    }
+    verdicts: dict[int, tuple[str, str]] = {}
+    asking = list(to_check)
+    for attempt in range(reasks + 1):
+        if not asking:
+            break
+        replies = checker([
+            Request(tuple(conversations[i]), params, round_,
+                    oracle=checker_oracle(dialogues[i], proposals[i]))  # type: ignore[arg-type]
+            for i in asking
+        ])
+        again = []
+        for i, resp in zip(asking, replies):
+            if not resp.ok:
+                results[i].error = f"{resp.error_kind}: {resp.error_message}"
+                verdicts.pop(i, None)
+                continue
+            verdict = read_verdict(resp.text)
+            turn = results[i].turns[-1]
+            turn.setdefault("checker_replies", []).append(resp.text)
+            turn.update(checker=resp.text, verdict=verdict, agreed=verdict == AGREE)
+            verdicts[i] = (verdict, resp.text or "")
+            if verdict == UNCLEAR and attempt < reasks:
+                conversations[i] += [("assistant", resp.text or ""),
+                                     ("user", REASK_PROMPT.format(topic=topic_label(proposals[i])))]
+                again.append(i)
+        asking = again
+    return verdicts

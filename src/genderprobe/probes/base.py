@@ -68,6 +68,8 @@ class RunContext:
     score_options: the user asked for log-probability option scoring; probes that
         support it set ``Request.score_options`` on their closed-choice prompts.
     judge: sends requests to the judge model, for probes that need one.
+    checker: sends requests to the model that checks the judge's labels
+        (``--checker``); None means the judge checks too.
     """
 
     ask: Ask
@@ -78,6 +80,7 @@ class RunContext:
     n_resamples: int = 1000
     seed: int = 0
     system_prompt: str | None = None
+    checker: Ask | None = None
 
 
 @dataclass

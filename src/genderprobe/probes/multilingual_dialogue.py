@@ -4,10 +4,13 @@ Per language and pairing (FF, FM, MF, MM: who speaks first, to whom), the
 model writes 100 two-line dialogues at temperature 1. Dialogues in another
 language are detected by script and function words and left out (Appendix
 A). The judge model labels the rest with the paper's seven topics through the
-labeller/checker agreement loop of Appendix E; unresolved dialogues are
-counted and left out. Per language: topic proportions per pairing (the
-paper's Figure 5 tables), a chi-square test of independence of pairing and
-topic, and the largest differences between pairings.
+labeller/checker agreement loop of Appendix E (the checker may be another
+model, as in the paper); unresolved dialogues, and those whose checker
+reply stayed unclear, are counted and left out. Refusals to write the
+dialogue (Appendix A, Table 2) are detected, coded and reported as a rate
+per pairing with a test of the difference. Per language: topic proportions
+per pairing (the paper's Figure 5 tables), a chi-square test of independence
+of pairing and topic, and the largest differences between pairings.
 """
 
 from __future__ import annotations
@@ -24,14 +27,26 @@ from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.calibration import checker_oracle, dialogue_oracle, labeller_oracle
 from genderprobe.multilingual.prompts import PAIRINGS, dialogue_prompt
+from genderprobe.multilingual.rates import rate_difference_test
+from genderprobe.multilingual.refusals import is_refusal
 from genderprobe.multilingual.script import detect_language
 from genderprobe.multilingual.topics import TOPICS, label_dialogues
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 _EVIDENCE = 1000
 _SAMPLES_PER_TOPIC = 2
 _CALLED_OUT = 3
+# Codes whose every dialogue is kept as evidence (up to _EVIDENCE): what was not labelled, and why.
+_KEPT_IN_FULL = ("error", "refusal", "wrong_language", "unresolved", "unclear")
 ALPHA = 0.05
 
 
@@ -42,11 +57,13 @@ class MultilingualDialogueParams:
                                         flag="--dialogues")
     max_rounds: int = option(5, "Labeller/checker rounds before a dialogue counts as unresolved.")
     judge_temperature: float = option(0.0, "Sampling temperature of the judge (labeller and checker).")
+    checker_reasks: int = option(2, "Times an unclear checker reply is asked again before the dialogue counts as unclear.")
 
     def __post_init__(self) -> None:
         self.languages = check_languages(self.languages)
         count_in_range(self.dialogues_per_pairing, 1, 100_000, "dialogues_per_pairing (--dialogues)")
         count_in_range(self.max_rounds, 1, 50, "max_rounds (--max-rounds)")
+        count_in_range(self.checker_reasks, 0, 10, "checker_reasks (--checker-reasks)")
         if not isinstance(self.judge_temperature, (int, float)) or not 0 <= self.judge_temperature <= 2:
             raise UserError(f"judge_temperature must be a number from 0 to 2; got {self.judge_temperature!r}.")
 
@@ -59,14 +76,21 @@ class _Dialogue:
     prompt: str
     text: str | None = None
     error: str | None = None
+    refused: bool = False
     detected: str | None = None
     topic: int | None = None
     rounds: int = 0
+    unclear: bool = False
     judge_error: str | None = None
 
     @property
     def wrong_language(self) -> bool:
         return self.text is not None and self.detected is not None and self.detected != self.language
+
+    @property
+    def to_label(self) -> bool:
+        """A dialogue in the asked language: the judge labels its topic."""
+        return self.text is not None and not self.refused and not self.wrong_language
 
 
 class MultilingualDialogue(Probe):
@@ -77,6 +101,22 @@ class MultilingualDialogue(Probe):
     Params = MultilingualDialogueParams
     default_generation = GenerationParams(temperature=1.0)
     needs_judge = True
+    # The paper's finding is Figure 5: topic shares depend on the gender pairing, per language.
+    # It prints no statistic; ours is the chi-square test of that dependence (a higher p is less
+    # evidence of it). Then the refusals of Appendix A: do they differ between pairings?
+    headline = (
+        *(Headline(f"topic_independence_p_{lang}", "higher",
+                   f"{LANGUAGE_NAMES[lang]}: p of the chi-square test that topic shares do not depend on the pairing")
+          for lang in LANGUAGES),
+        Headline("refusal_pairing_p", "higher", "p of the test that the refusal rate does not differ between pairings"),
+    )
+    # Every parameter changes which dialogues are written or labelled: none only adds a view.
+    view_parameters = ()
+
+    def headlines(self) -> list[Headline]:
+        """Only the languages of this run."""
+        asked = {f"topic_independence_p_{lang}" for lang in self.params.languages}
+        return [h for h in self.headline if not h.metric.startswith("topic_") or h.metric in asked]
 
     def run(self, ctx: RunContext) -> ProbeResult:
         if ctx.judge is None:
@@ -95,20 +135,23 @@ class MultilingualDialogue(Probe):
         for d, resp in zip(dialogues, responses):
             if resp.ok and resp.text and resp.text.strip():
                 d.text = resp.text.strip()
-                d.detected = detect_language(d.text)
+                # A refusal is a finding of its own, whatever language it is written in.
+                d.refused = is_refusal(d.text)
+                d.detected = None if d.refused else detect_language(d.text)
             else:
                 d.error = f"{resp.error_kind}: {resp.error_message}" if not resp.ok else "empty answer"
-        to_label = [d for d in dialogues if d.text is not None and not d.wrong_language]
+        to_label = [d for d in dialogues if d.to_label]
         judge_params = GenerationParams(temperature=float(self.params.judge_temperature))
         labels = label_dialogues(
             ctx.judge, [d.text or "" for d in to_label], max_rounds=self.params.max_rounds, params=judge_params,
-            labeller_oracle=labeller_oracle, checker_oracle=checker_oracle, system=ctx.system_prompt,
+            labeller_oracle=labeller_oracle, checker_oracle=checker_oracle, checker=ctx.checker,
+            reasks=self.params.checker_reasks,
         )
-        evidence: dict[str, list[dict[str, Any]]] = {"wrong_language": [], "unresolved": [], "error": []}
+        evidence: dict[str, list[dict[str, Any]]] = {k: [] for k in _KEPT_IN_FULL}
         evidence.update({t: [] for t in TOPICS})
         turns_of = {id(d): lab.turns for d, lab in zip(to_label, labels)}
         for d, lab in zip(to_label, labels):
-            d.topic, d.rounds, d.judge_error = lab.topic, lab.rounds, lab.error
+            d.topic, d.rounds, d.unclear, d.judge_error = lab.topic, lab.rounds, lab.unclear, lab.error
         for d in dialogues:
             record = self._record(d, turns_of.get(id(d), []))
             ctx.records.write(record)
@@ -119,9 +162,13 @@ class MultilingualDialogue(Probe):
     def _code(d: _Dialogue) -> str:
         if d.text is None:
             return "error"
+        if d.refused:
+            return "refusal"
         if d.wrong_language:
             return "wrong_language"
-        return TOPICS[d.topic] if d.topic is not None else "unresolved"
+        if d.topic is not None:
+            return TOPICS[d.topic]
+        return "unclear" if d.unclear else "unresolved"
 
     def _record(self, d: _Dialogue, turns: list[dict[str, Any]]) -> dict[str, Any]:
         record = {
@@ -137,7 +184,7 @@ class MultilingualDialogue(Probe):
     def _collect(evidence: dict, record: dict) -> None:
         code = record["code"]
         keep = {k: record[k] for k in ("language", "pairing", "answer", "code", "detected_language", "rounds")}
-        limit = _EVIDENCE if code in ("wrong_language", "unresolved", "error") else _SAMPLES_PER_TOPIC
+        limit = _EVIDENCE if code in _KEPT_IN_FULL else _SAMPLES_PER_TOPIC
         if len(evidence[code]) < limit:
             evidence[code].append(keep)
 
@@ -152,14 +199,9 @@ class MultilingualDialogue(Probe):
         tests: dict[str, dict[str, Any]] = {}
         for lang in self.params.languages:
             mine = [d for d in dialogues if d.language == lang]
-            answered = [d for d in mine if d.text is not None]
-            wrong = np.array([d.wrong_language for d in answered], dtype=float)
-            metrics[f"wrong_language_rate_{lang}"] = bootstrap_ratio(wrong, **boot)
-            labelled = [d for d in answered if not d.wrong_language]
-            unresolved = np.array([d.topic is None for d in labelled], dtype=float)
-            metrics[f"unresolved_rate_{lang}"] = bootstrap_ratio(unresolved, **boot)
+            metrics.update(_rates(mine, f"_{lang}", boot))
             table = np.zeros((len(PAIRINGS), len(TOPICS)), dtype=np.int64)
-            for d in labelled:
+            for d in mine:
                 if d.topic is not None:
                     table[PAIRINGS.index(d.pairing), d.topic] += 1
             proportions = self._proportions(table, boot)
@@ -173,23 +215,56 @@ class MultilingualDialogue(Probe):
             chart_list.append(charts.bar(
                 f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
                 list(TOPICS), {p: proportions[p] for p in PAIRINGS}, y_label="share of labelled dialogues"))
-        answered = [d for d in dialogues if d.text is not None]
-        metrics["wrong_language_rate"] = bootstrap_ratio(
-            np.array([d.wrong_language for d in answered], dtype=float), **boot)
-        labelled = [d for d in answered if not d.wrong_language]
-        metrics["unresolved_rate"] = bootstrap_ratio(np.array([d.topic is None for d in labelled], dtype=float), **boot)
+        metrics.update(_rates(dialogues, "", boot))
+        refusal_tests = self._refusals(dialogues, boot, metrics, breakdowns)
         tables.insert(0, self._summary_table(dialogues, tests))
+        tables.insert(1, self._refusal_table(breakdowns, refusal_tests))
+        answered = [d for d in dialogues if d.text is not None]
         counts = {
             "dialogues": len(dialogues),
             "answered": len(answered),
             "errors": sum(d.text is None for d in dialogues),
+            "refusals": sum(d.refused for d in answered),
             "wrong_language": sum(d.wrong_language for d in answered),
-            "labelled": sum(d.topic is not None for d in labelled),
-            "unresolved": sum(d.topic is None for d in labelled),
-            "judge_errors": sum(d.judge_error is not None for d in labelled),
+            "labelled": sum(d.topic is not None for d in dialogues),
+            "unresolved": sum(d.to_label and d.topic is None and not d.unclear for d in dialogues),
+            "unclear": sum(d.to_label and d.unclear for d in dialogues),
+            "judge_errors": sum(d.to_label and d.judge_error is not None for d in dialogues),
         }
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
-                           evidence=evidence, counts=counts, extra={"independence_tests": tests})
+                           evidence=evidence, counts=counts,
+                           extra={"independence_tests": tests, "refusal_tests": refusal_tests})
+
+    def _refusals(self, dialogues: list[_Dialogue], boot: dict, metrics: dict, breakdowns: dict) -> dict[str, Any]:
+        """Refusal rate per pairing (per language and pooled) and a test that it differs between pairings."""
+        found: dict[str, Any] = {}
+        for scope in (*self.params.languages, "all"):
+            mine = [d for d in dialogues if d.text is not None and scope in ("all", d.language)]
+            refused = [np.array([d.refused for d in mine if d.pairing == p], dtype=float) for p in PAIRINGS]
+            rates = {p: bootstrap_ratio(r, **boot) for p, r in zip(PAIRINGS, refused)}
+            breakdowns[f"refusals_{scope}"] = rates
+            test = rate_difference_test(np.array([r.sum() for r in refused]), np.array([len(r) for r in refused]),
+                                        list(PAIRINGS))
+            found[scope] = test
+        for p in PAIRINGS:
+            metrics[f"refusal_rate_{p}"] = breakdowns["refusals_all"][p]
+        metrics["refusal_pairing_p"] = Estimate(found["all"]["p_value"], None, None, found["all"]["n"])
+        return found
+
+    @staticmethod
+    def _refusal_table(breakdowns: dict, tests: dict[str, Any]) -> Table:
+        rows = []
+        for scope, test in tests.items():
+            name = "all languages" if scope == "all" else LANGUAGE_NAMES[scope]
+            rows.append([name, test["n"], test["events"], *breakdowns[f"refusals_{scope}"].values(),
+                         test["method"] or "-", test["p_value"]])
+        return Table(
+            "Refusals to write the dialogue per gender pairing [95% CI] (Appendix A, Table 2)",
+            ["language", "answered", "refusals", *PAIRINGS, "test", "p"], rows,
+            f"Refusals are left out of the topic tables. p < {ALPHA} means the refusal rate differs between "
+            "pairings (chi-square, or the exact test when an expected count is below 5); "
+            "'all languages' pools the counts.",
+        )
 
     @staticmethod
     def _proportions(table: np.ndarray, boot: dict) -> dict[str, list[Estimate]]:
@@ -205,9 +280,7 @@ class MultilingualDialogue(Probe):
         rows = []
         for t, topic in enumerate(TOPICS):
             shares = [proportions[p][t] for p in PAIRINGS]
-            values = [s.value if s.value is not None else -1 for s in shares]
-            top = PAIRINGS[int(np.argmax(values))] if table[:, t].sum() else "-"
-            rows.append([topic, *shares, top])
+            rows.append([topic, *shares, most_frequent(table[:, t], table.sum(1))])
         return Table(
             f"{LANGUAGE_NAMES[lang]}: topic proportions per pairing [95% CI]",
             ["topic", *PAIRINGS, "most frequent"], rows, _test_note(test),
@@ -220,16 +293,33 @@ class MultilingualDialogue(Probe):
             test = tests[lang]
             biggest = test["largest_differences"][0] if test["largest_differences"] else None
             rows.append([
-                LANGUAGE_NAMES[lang], len(mine), sum(d.wrong_language for d in mine),
-                sum(d.text is not None and not d.wrong_language and d.topic is None for d in mine),
+                LANGUAGE_NAMES[lang], len(mine), sum(d.refused for d in mine), sum(d.wrong_language for d in mine),
+                sum(d.to_label and d.topic is None and not d.unclear for d in mine),
+                sum(d.to_label and d.unclear for d in mine),
                 sum(d.topic is not None for d in mine), test["statistic"], test["dof"], test["p_value"],
                 _difference_text(biggest) if biggest else "-",
             ])
         return Table(
             "Pairing and topic: chi-square test of independence per language",
-            ["language", "dialogues", "wrong language", "unresolved", "labelled", "chi2", "dof", "p", "largest difference"],
-            rows, f"Wrong-language and unresolved dialogues are left out; p < {ALPHA} means the topic depends on the pairing.",
+            ["language", "dialogues", "refusals", "wrong language", "unresolved", "unclear checker replies",
+             "labelled", "chi2", "dof", "p", "largest difference"],
+            rows, "Refusals, wrong-language, unresolved and unclear dialogues are left out; "
+                  f"p < {ALPHA} means the topic depends on the pairing.",
         )
+
+
+def _rates(dialogues: list[_Dialogue], suffix: str, boot: dict) -> dict[str, Estimate]:
+    """Why dialogues were not labelled: each rate over the dialogues that reached that step."""
+    answered = [d for d in dialogues if d.text is not None]
+    written = [d for d in answered if not d.refused]
+    judged = [d for d in written if not d.wrong_language]
+    share = lambda ds, f: bootstrap_ratio(np.array([f(d) for d in ds], dtype=float), **boot)  # noqa: E731
+    return {
+        f"refusal_rate{suffix}": share(answered, lambda d: d.refused),
+        f"wrong_language_rate{suffix}": share(written, lambda d: d.wrong_language),
+        f"unresolved_rate{suffix}": share(judged, lambda d: d.topic is None and not d.unclear),
+        f"unclear_rate{suffix}": share(judged, lambda d: d.unclear),
+    }
 
 
 def independence_test(table: np.ndarray) -> dict[str, Any]:
@@ -244,21 +334,40 @@ def independence_test(table: np.ndarray) -> dict[str, Any]:
             "significant": p < ALPHA}
 
 
-def largest_differences(table: np.ndarray, limit: int = _CALLED_OUT) -> list[dict[str, Any]]:
-    """Topics whose share differs most between two pairings, largest first."""
-    totals = table.sum(1, keepdims=True)
+def _shares(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Each pairing's share (NaN for a pairing with no labelled dialogue)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        shares = np.where(totals > 0, table / np.maximum(totals, 1), np.nan)
+        return np.where(totals > 0, counts / np.maximum(totals, 1), np.nan)
+
+
+def _tied(col: np.ndarray, value: float) -> list[str]:
+    """Every pairing whose share equals ``value``: a tie has no single winner."""
+    return [PAIRINGS[p] for p in range(len(col)) if not np.isnan(col[p]) and np.isclose(col[p], value)]
+
+
+def most_frequent(counts: np.ndarray, totals: np.ndarray) -> str:
+    """The pairing(s) with the highest share of one topic ("FF = FM" when tied; "-" when none has it)."""
+    col = _shares(counts, totals)
+    if np.isnan(col).all() or np.nanmax(col) == 0:
+        return "-"
+    return " = ".join(_tied(col, float(np.nanmax(col))))
+
+
+def largest_differences(table: np.ndarray, limit: int = _CALLED_OUT) -> list[dict[str, Any]]:
+    """Topics whose share differs most between two pairings, largest first (ties named together)."""
+    shares = _shares(table, table.sum(1, keepdims=True))
     found = []
     for t, topic in enumerate(TOPICS):
         col = shares[:, t]
         if np.isnan(col).all():
             continue
-        hi, lo = int(np.nanargmax(col)), int(np.nanargmin(col))
-        diff = float(col[hi] - col[lo])
+        high, low = float(np.nanmax(col)), float(np.nanmin(col))
+        diff = high - low
         if diff > 0:
-            found.append({"topic": topic, "highest": PAIRINGS[hi], "highest_share": float(col[hi]),
-                          "lowest": PAIRINGS[lo], "lowest_share": float(col[lo]), "difference": diff})
+            top, bottom = _tied(col, high), _tied(col, low)
+            found.append({"topic": topic, "highest": " = ".join(top), "highest_pairings": top,
+                          "highest_share": high, "lowest": " = ".join(bottom), "lowest_pairings": bottom,
+                          "lowest_share": low, "difference": diff})
     return sorted(found, key=lambda f: -f["difference"])[:limit]
 
 
