@@ -15,6 +15,8 @@ of pairing and topic, and the largest differences between pairings.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,22 +103,23 @@ class MultilingualDialogue(Probe):
     Params = MultilingualDialogueParams
     default_generation = GenerationParams(temperature=1.0)
     needs_judge = True
+    paper_tables = ("multilingual/paper_tables.json",)
     # The paper's finding is Figure 5: topic shares depend on the gender pairing, per language.
-    # It prints no statistic; ours is the chi-square test of that dependence (a higher p is less
-    # evidence of it). Then the refusals of Appendix A: do they differ between pairings?
-    headline = (
-        *(Headline(f"topic_independence_p_{lang}", "higher",
-                   f"{LANGUAGE_NAMES[lang]}: p of the chi-square test that topic shares do not depend on the pairing")
-          for lang in LANGUAGES),
-        Headline("refusal_pairing_p", "higher", "p of the test that the refusal rate does not differ between pairings"),
+    # It prints no statistic. Runs are ranked by the strength of that dependence, Cramer's V of
+    # the pairing x topic table (0: topics independent of the pairing, 1: the pairing decides the
+    # topic), not by the test's p-value, which shrinks with the number of dialogues.
+    headline = tuple(
+        Headline(f"topic_association_v_{lang}", "lower",
+                 f"{LANGUAGE_NAMES[lang]}: Cramer's V between gender pairing and topic (0 = independent)")
+        for lang in LANGUAGES
     )
     # Every parameter changes which dialogues are written or labelled: none only adds a view.
     view_parameters = ()
 
     def headlines(self) -> list[Headline]:
         """Only the languages of this run."""
-        asked = {f"topic_independence_p_{lang}" for lang in self.params.languages}
-        return [h for h in self.headline if not h.metric.startswith("topic_") or h.metric in asked]
+        asked = {f"topic_association_v_{lang}" for lang in self.params.languages}
+        return [h for h in self.headline if h.metric in asked]
 
     def run(self, ctx: RunContext) -> ProbeResult:
         if ctx.judge is None:
@@ -211,6 +214,7 @@ class MultilingualDialogue(Probe):
             test["largest_differences"] = largest_differences(table)
             tests[lang] = test
             metrics[f"topic_independence_p_{lang}"] = Estimate(test["p_value"], None, None, int(table.sum()))
+            metrics[f"topic_association_v_{lang}"] = Estimate(test["cramers_v"], None, None, int(table.sum()))
             tables.append(self._topic_table(lang, table, proportions, test))
             chart_list.append(charts.bar(
                 f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
@@ -327,11 +331,14 @@ def independence_test(table: np.ndarray) -> dict[str, Any]:
     kept = table[table.sum(1) > 0][:, table.sum(0) > 0]
     if kept.shape[0] < 2 or kept.shape[1] < 2:
         # One pairing or one topic only: there is no association to test.
-        return {"statistic": None, "dof": 0, "p_value": None, "n": int(table.sum()), "significant": False}
-    result = chi2_contingency(kept)
+        return {"statistic": None, "dof": 0, "p_value": None, "n": int(table.sum()), "significant": False,
+                "cramers_v": None}
+    result = chi2_contingency(kept, correction=False)
     p = float(result.pvalue)
+    n = int(kept.sum())
+    v = math.sqrt(float(result.statistic) / (n * (min(kept.shape) - 1)))
     return {"statistic": float(result.statistic), "dof": int(result.dof), "p_value": p, "n": int(table.sum()),
-            "significant": p < ALPHA}
+            "significant": p < ALPHA, "cramers_v": v}
 
 
 def _shares(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
