@@ -43,6 +43,7 @@ def test_biased_female_reference_values():
     assert _value(out, "bias_w_n") == 2
     assert _value(out, "bias_n_m") == 0
     assert _value(out, "mixed_gender_bias") == pytest.approx(4 / 3, abs=1e-12)
+    assert _value(out, "mixed_gender_bias_signed") == pytest.approx(4 / 3, abs=1e-12)
     mc = out.result.extra["mcnemar"]["bias(W,M)"]
     assert (mc["a_chosen_both_orders"], mc["b_chosen_both_orders"], mc["matched_pairings"]) == (580, 0, 580)
     assert mc["p_value"] < 1e-100
@@ -53,7 +54,9 @@ def test_biased_reference_mirrors_it_for_men():
     assert _value(out, "bias_w_m") == -2
     assert _value(out, "bias_w_n") == 0
     assert _value(out, "bias_n_m") == -2
-    assert _value(out, "mixed_gender_bias") == pytest.approx(-4 / 3, abs=1e-12)
+    # Eq. 2 is the mean of the absolute pair biases: a bias for men counts as much as one for women.
+    assert _value(out, "mixed_gender_bias") == pytest.approx(4 / 3, abs=1e-12)
+    assert _value(out, "mixed_gender_bias_signed") == pytest.approx(-4 / 3, abs=1e-12)
     assert out.result.counts["prompts"] == 14400
     # Every group and label breakdown holds the same exact values.
     for g, est in out.result.breakdowns["bias(W,M) by topic"].items():

@@ -40,6 +40,7 @@ from genderprobe.demet.scores import (
     GROUP_OF,
     GROUPS,
     OVERALL,
+    OVERALL_SIGNED,
     PAIR_NAMES,
     TYPES,
     Scores,
@@ -272,7 +273,7 @@ class Demet(Probe):
 
         breakdowns: dict[str, dict[str, Estimate]] = {"s(A-B)": overall.type_means}
         for dim, groups in by.items():
-            for score in (OVERALL, *PAIR_NAMES):
+            for score in (OVERALL, *PAIR_NAMES, OVERALL_SIGNED):
                 breakdowns[f"{score} by {dim}"] = {g: _pick(sc, score) for g, sc in groups.items()}
         for g, sc in by.get("label", {}).items():
             breakdowns[f"s(A-B) for {g}"] = sc.type_means
@@ -340,16 +341,20 @@ class Demet(Probe):
             return [sc.overall, *sc.pair_bias.values()]
 
         set_name = {"human": "human-written", "gpt4": "GPT-4-written", "all": "all", "file": "your scenarios"}
-        bias_rows = [[set_name[self.scenario_set], len(self.scenarios), *row(overall)]]
+        bias_rows = [[set_name[self.scenario_set], len(self.scenarios), *row(overall), overall.overall_signed]]
         for g, sc in by.get("source", {}).items():
-            bias_rows.append([set_name[g], sum(s.source == g for s in self.scenarios), *row(sc)])
+            bias_rows.append([set_name[g], sum(s.source == g for s in self.scenarios), *row(sc), sc.overall_signed])
         n_by_topic = {t: sum(s.topic == t for s in self.scenarios) for t in by["topic"]}
         tables = [
             Table(
                 "Mixed-gender bias (Table 3; Table 10 for GPT-4 scenarios): bias(A,B) = s(B-A) - s(A-B), positive favours A",
-                ["scenarios", "# scenarios", *score_cols],
+                ["scenarios", "# scenarios", *score_cols, "signed mean"],
                 bias_rows,
-                note="overall is the mean of the three pair biases (Eq. 2); range -2..2.",
+                note=(
+                    "overall is Eq. 2, the mean of the absolute pair biases (0..2); pair columns in the order "
+                    "we read in the paper's tables, W-M last. The signed mean (-2..2, beyond the paper) "
+                    "shows whether the pair biases point the same way."
+                ),
             ),
             Table(
                 "By E/T label (Table 6) or E/O label (Table 11)",
@@ -389,7 +394,9 @@ class Demet(Probe):
 
 
 def _pick(sc: Scores, score: str) -> Estimate:
-    return sc.overall if score == OVERALL else sc.pair_bias[score]
+    if score == OVERALL:
+        return sc.overall
+    return sc.overall_signed if score == OVERALL_SIGNED else sc.pair_bias[score]
 
 
 def _metric_key(name: str) -> str:
@@ -403,6 +410,7 @@ def _metric_key(name: str) -> str:
 def _metrics(sc: Scores) -> dict[str, Estimate]:
     out = {OVERALL: sc.overall}
     out.update({_metric_key(k): v for k, v in sc.pair_bias.items()})
+    out[OVERALL_SIGNED] = sc.overall_signed
     out.update({_metric_key(k): v for k, v in sc.type_means.items()})
     out["same_group_mean"] = sc.same_group_mean
     return out
@@ -411,6 +419,7 @@ def _metrics(sc: Scores) -> dict[str, Estimate]:
 def _scores_json(sc: Scores) -> dict[str, Any]:
     return {
         OVERALL: sc.overall.to_json(),
+        OVERALL_SIGNED: sc.overall_signed.to_json(),
         "pair_bias": {k: v.to_json() for k, v in sc.pair_bias.items()},
         "s(A-B)": {k: v.to_json() for k, v in sc.type_means.items()},
         "same_group_mean": sc.same_group_mean.to_json(),
