@@ -45,9 +45,9 @@ from genderprobe.demet.scores import (
     TYPES,
     Scores,
     compute_scores,
-    mcnemar_pairs,
     order_bias_test,
 )
+from genderprobe.demet.significance import mcnemar_by_group, mcnemar_overall
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
@@ -253,12 +253,14 @@ class Demet(Probe):
         overall = compute_scores(S, scen_of_unit, **boot)
         groupings = self._groupings()
         by: dict[str, dict[str, Scores]] = {}
+        units: dict[str, dict[str, np.ndarray]] = {}
         for dim, (keys, names) in groupings.items():
-            by[dim] = {}
+            by[dim], units[dim] = {}, {}
             for k, gname in enumerate(names):
                 sel = keys[scen_of_unit] == k
                 if sel.any():
                     by[dim][gname] = compute_scores(S[sel], scen_of_unit[sel], **boot)
+                    units[dim][gname] = sel
 
         metrics = _metrics(overall)
         never = np.isnan(choice) & ~errored
@@ -278,7 +280,8 @@ class Demet(Probe):
         for g, sc in by.get("label", {}).items():
             breakdowns[f"s(A-B) for {g}"] = sc.type_means
 
-        mcnemar = mcnemar_pairs(S)
+        mcnemar = mcnemar_overall(S)
+        mcnemar_by = {dim: mcnemar_by_group(S, masks) for dim, masks in units.items()}
         order = order_bias_test(S)
         counts = {
             "scenarios": n_scen,
@@ -299,6 +302,7 @@ class Demet(Probe):
             "answers_by_prompt": log.by_variant(),
             "answers_by_rule": log.by_rule,
             "mcnemar": mcnemar,
+            "mcnemar_by": mcnemar_by,
             "order_bias_test": order,
             "scores": _scores_json(overall),
             "scores_by": {dim: {g: _scores_json(sc) for g, sc in groups.items()} for dim, groups in by.items()},
@@ -306,7 +310,7 @@ class Demet(Probe):
         return ProbeResult(
             metrics=metrics,
             breakdowns=breakdowns,
-            tables=self._tables(overall, by, mcnemar, order, log),
+            tables=self._tables(overall, by, mcnemar, mcnemar_by, order, log),
             charts=_charts(overall, by, log),
             evidence=log.evidence,
             counts=counts,
@@ -334,7 +338,7 @@ class Demet(Probe):
             out["source"] = (np.array([sources.index(s.source) for s in self.scenarios]), sources)
         return out
 
-    def _tables(self, overall: Scores, by, mcnemar, order, log) -> list[Table]:
+    def _tables(self, overall: Scores, by, mcnemar, mcnemar_by, order, log) -> list[Table]:
         score_cols = ["overall", *PAIR_NAMES]
 
         def row(sc: Scores) -> list[Any]:
@@ -378,12 +382,20 @@ class Demet(Probe):
             ),
             Table(
                 "McNemar's exact test on matched pairings (same scenario and names, both orders)",
-                ["pair", "matched pairings", "A chosen in both orders", "B chosen in both orders", "p-value"],
-                [
-                    [name, m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"], m["p_value"]]
-                    for name, m in mcnemar.items()
-                ],
+                [*_MCNEMAR_COLUMNS[1:]],
+                [_mcnemar_row(name, m) for name, m in mcnemar.items()],
+                note="Holm-adjusted across the three pairs; the paper reports the unadjusted test.",
             ),
+            *[
+                Table(
+                    f"McNemar's exact test by {dim} (Holm-adjusted across this table)",
+                    [dim, *_MCNEMAR_COLUMNS[1:]],
+                    [[g, *_mcnemar_row(name, m)] for g, tests in groups.items() for name, m in tests.items()],
+                    note="Beyond the paper, which tests over all scenarios only: one test per group and pair, "
+                    f"Holm's correction over all {3 * len(groups)} of them.",
+                )
+                for dim, groups in mcnemar_by.items()
+            ],
             Table(
                 "Which prompt produced the answer (Appendix B rewordings)",
                 ["prompt", "asked", "answered", "undetected", "errors"],
@@ -391,6 +403,16 @@ class Demet(Probe):
             ),
         ]
         return tables
+
+
+_MCNEMAR_COLUMNS = (
+    "group", "pair", "matched pairings", "A chosen in both orders", "B chosen in both orders",
+    "p-value", "Holm-adjusted p",
+)
+
+
+def _mcnemar_row(name: str, m: dict[str, Any]) -> list[Any]:
+    return [name, m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"], m["p_value"], m["p_holm"]]
 
 
 def _pick(sc: Scores, score: str) -> Estimate:
