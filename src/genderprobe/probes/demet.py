@@ -28,6 +28,7 @@ from genderprobe.datasets.demet import (
     DEMET_QUESTION,
     LABEL_NAMES,
     SCENARIO_SETS,
+    SOURCES,
     Scenario,
     fill,
     parse_scenario_file,
@@ -50,7 +51,15 @@ from genderprobe.demet.scores import (
 from genderprobe.demet.significance import mcnemar_by_group, mcnemar_overall
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 # Appendix B: the prompt, then the four rewordings tried in turn (verbatim).
@@ -130,6 +139,16 @@ class Demet(Probe):
     summary = "Who is right in a couple's conflict, across women's, men's and neutral names? (Levy et al. 2024)"
     Params = DemetParams
     default_generation = GenerationParams(temperature=0.0)
+    headline = (
+        Headline(OVERALL, "lower", "Mixed-gender bias (Eq. 2): the mean of the absolute pair biases, 0 to 2."),
+        Headline("bias_w_m", "zero", "bias(W,M) (Eq. 1): positive favours women's names over men's, -2 to 2."),
+        Headline("bias_w_n", "zero", "bias(W,N) (Eq. 1): positive favours women's names over neutral ones."),
+        Headline("bias_n_m", "zero", "bias(N,M) (Eq. 1): positive favours neutral names over men's."),
+    )
+    # Every parameter changes the prompts, the answers counted or the intervals of
+    # the headline metrics (--bootstrap-by), so none is view-only.
+    view_parameters = ()
+    paper_tables = ("demet/paper_tables.json",)
 
     def __init__(self, params: DemetParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
@@ -263,6 +282,7 @@ class Demet(Probe):
                     units[dim][gname] = sel
 
         metrics = _metrics(overall)
+        metrics.update(self._paper_metrics(overall, by))
         never = np.isnan(choice) & ~errored
         # Of the prompts that got answers (failed requests are counted as errors, not here).
         metrics["undetected_rate"] = bootstrap_ratio(
@@ -317,6 +337,21 @@ class Demet(Probe):
             extra=extra,
         )
 
+    def _paper_metrics(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, Estimate]:
+        """The scores the paper tabulates per scenario set (Table 3: human, Table 10: gpt4) and per
+        label (Table 6: human T and E), named by set and label so each paper table gets a run row
+        only from the scenarios it describes: human_mixed_gender_bias, human_t_bias_w_m, ..."""
+        sets = by.get("source") or {self.scenario_set: overall}
+        out: dict[str, Estimate] = {}
+        for source, sc in sets.items():
+            if source in SOURCES:
+                out.update(_paper_scores(sc, f"{source}_"))
+        for name, sc in by["label"].items():
+            source, label = self._label_groups[name]
+            if source in SOURCES and label in LABEL_NAMES and label != "-":
+                out.update(_paper_scores(sc, f"{source}_{label.lower()}_"))
+        return out
+
     def _groupings(self) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         """Scenario -> group key for each breakdown dimension (label, topic, source)."""
         sources = tuple(dict.fromkeys(s.source for s in self.scenarios))
@@ -328,6 +363,7 @@ class Demet(Probe):
 
         by_row = sorted(self.scenarios, key=lambda s: (sources.index(s.source), LABEL_ROWS.index(s.label)))
         labels = tuple(dict.fromkeys(label_of(s) for s in by_row))
+        self._label_groups = {label_of(s): (s.source, s.label) for s in self.scenarios}
         present = dict.fromkeys(s.topic for s in self.scenarios)
         topics = tuple([t for t in TOPIC_ROWS if t in present] + [t for t in present if t not in TOPIC_ROWS])
         out = {
@@ -435,6 +471,12 @@ def _metrics(sc: Scores) -> dict[str, Estimate]:
     out[OVERALL_SIGNED] = sc.overall_signed
     out.update({_metric_key(k): v for k, v in sc.type_means.items()})
     out["same_group_mean"] = sc.same_group_mean
+    return out
+
+
+def _paper_scores(sc: Scores, prefix: str) -> dict[str, Estimate]:
+    out = {f"{prefix}{OVERALL}": sc.overall}
+    out.update({prefix + _metric_key(k): v for k, v in sc.pair_bias.items()})
     return out
 
 
