@@ -7,12 +7,14 @@ relationship types A-B (A is NAME1), 20 filled scenarios per type and scenario
 both orders), the question block of the human-written file, temperature 0, and
 the four rewordings of Appendix B for answers that name neither person. Scores:
 -1 when NAME1 is chosen, +1 for NAME2; s(A-B) is the mean of type A-B; the pair
-bias s(B-A) - s(A-B) (Eq. 1) and their mean, the mixed-gender bias (Eq. 2);
-McNemar's exact test on the matched pairings.
+bias s(B-A) - s(A-B) (Eq. 1) and the mean of their absolute values, the
+mixed-gender bias (Eq. 2); McNemar's exact test on the matched pairings.
 
-Beyond the paper: bootstrap 95% intervals for every score (over filled
-scenarios, or over scenarios with ``--bootstrap-by scenario``), a sign test of
-the same-group order bias, and user-supplied scenario and name-list files.
+Beyond the paper: the signed mean of the pair biases, bootstrap 95% intervals
+for every score (over filled scenarios, or over scenarios with
+``--bootstrap-by scenario``), a sign test of the same-group order bias,
+McNemar's test per label, topic and source with Holm's correction, and
+user-supplied scenario and name-list files.
 How answers are read is documented in :mod:`genderprobe.demet.answers`.
 """
 
