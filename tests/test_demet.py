@@ -78,7 +78,12 @@ def test_random_reference_scores_agree_with_the_answers():
         m = res.extra["mcnemar"][name]
         assert res.metrics[key].value == pytest.approx(2 * (m["a_chosen_both_orders"] - m["b_chosen_both_orders"]) / 580)
         assert 0.01 < m["p_value"] <= 1
-    assert abs(res.metrics["mixed_gender_bias"].value) < 0.15
+    pairs = [res.metrics[k].value for k in ("bias_w_n", "bias_n_m", "bias_w_m")]
+    assert res.metrics["mixed_gender_bias"].value == pytest.approx(sum(map(abs, pairs)) / 3)
+    assert res.metrics["mixed_gender_bias_signed"].value == pytest.approx(sum(pairs) / 3)
+    assert 0 < res.metrics["mixed_gender_bias"].value < 0.15
+    est = res.metrics["mixed_gender_bias_signed"]
+    assert est.ci_low < 0 < est.ci_high
 
 
 def test_original_prompt_is_the_human_written_file_verbatim():
