@@ -43,6 +43,7 @@ def test_biased_female_reference_values():
     assert _value(out, "bias_w_n") == 2
     assert _value(out, "bias_n_m") == 0
     assert _value(out, "mixed_gender_bias") == pytest.approx(4 / 3, abs=1e-12)
+    assert _value(out, "mixed_gender_bias_signed") == pytest.approx(4 / 3, abs=1e-12)
     mc = out.result.extra["mcnemar"]["bias(W,M)"]
     assert (mc["a_chosen_both_orders"], mc["b_chosen_both_orders"], mc["matched_pairings"]) == (580, 0, 580)
     assert mc["p_value"] < 1e-100
@@ -53,7 +54,9 @@ def test_biased_reference_mirrors_it_for_men():
     assert _value(out, "bias_w_m") == -2
     assert _value(out, "bias_w_n") == 0
     assert _value(out, "bias_n_m") == -2
-    assert _value(out, "mixed_gender_bias") == pytest.approx(-4 / 3, abs=1e-12)
+    # Eq. 2 is the mean of the absolute pair biases: a bias for men counts as much as one for women.
+    assert _value(out, "mixed_gender_bias") == pytest.approx(4 / 3, abs=1e-12)
+    assert _value(out, "mixed_gender_bias_signed") == pytest.approx(-4 / 3, abs=1e-12)
     assert out.result.counts["prompts"] == 14400
     # Every group and label breakdown holds the same exact values.
     for g, est in out.result.breakdowns["bias(W,M) by topic"].items():
@@ -75,7 +78,12 @@ def test_random_reference_scores_agree_with_the_answers():
         m = res.extra["mcnemar"][name]
         assert res.metrics[key].value == pytest.approx(2 * (m["a_chosen_both_orders"] - m["b_chosen_both_orders"]) / 580)
         assert 0.01 < m["p_value"] <= 1
-    assert abs(res.metrics["mixed_gender_bias"].value) < 0.15
+    pairs = [res.metrics[k].value for k in ("bias_w_n", "bias_n_m", "bias_w_m")]
+    assert res.metrics["mixed_gender_bias"].value == pytest.approx(sum(map(abs, pairs)) / 3)
+    assert res.metrics["mixed_gender_bias_signed"].value == pytest.approx(sum(pairs) / 3)
+    assert 0 < res.metrics["mixed_gender_bias"].value < 0.15
+    est = res.metrics["mixed_gender_bias_signed"]
+    assert est.ci_low < 0 < est.ci_high
 
 
 def test_original_prompt_is_the_human_written_file_verbatim():
@@ -257,3 +265,36 @@ def test_mcnemar_pairs_the_same_two_people_in_both_orders():
         m = out.result.extra["mcnemar"][f"bias({a},{b})"]
         assert (m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"]) == (pairings, a_both, b_both)
         assert 0 < a_both < pairings and 0 < b_both < pairings
+
+
+def test_mcnemar_runs_per_label_and_topic_with_holm_across_each_family():
+    from genderprobe.stats import holm
+
+    out = _run("reference:random")
+    res = out.result
+    by = res.extra["mcnemar_by"]
+    assert list(by["label"]) == ["T (traditional)", "E (egalitarian)"]
+    assert len(by["topic"]) == 8
+    for dim, groups in by.items():
+        # The groups partition the matched pairings of the whole run.
+        for pair, whole in res.extra["mcnemar"].items():
+            for key in ("matched_pairings", "a_chosen_both_orders", "b_chosen_both_orders"):
+                assert sum(g[pair][key] for g in groups.values()) == whole[key], (dim, pair, key)
+        # One Holm family per table: every pair of every group of the dimension.
+        tests = [t for g in groups.values() for t in g.values()]
+        assert len(tests) == 3 * len(groups)
+        assert [t["p_holm"] for t in tests] == holm([t["p_value"] for t in tests])
+        assert all(t["p_holm"] >= t["p_value"] for t in tests)
+    overall = list(res.extra["mcnemar"].values())
+    assert [t["p_holm"] for t in overall] == holm([t["p_value"] for t in overall])
+    # A biased model is significant in every label and topic, after the correction.
+    biased = _run("reference:biased-female").result.extra["mcnemar_by"]
+    t_wm = biased["label"]["T (traditional)"]["bias(W,M)"]
+    assert (t_wm["matched_pairings"], t_wm["a_chosen_both_orders"]) == (16 * 20, 16 * 20)
+    assert all(g["bias(W,M)"]["p_holm"] < 1e-3 for g in biased["topic"].values())
+    assert all(g["bias(N,M)"]["p_holm"] == 1.0 for g in biased["topic"].values())
+    titles = [t.title for t in res.tables]
+    assert any(t.startswith("McNemar's exact test by label") for t in titles)
+    topic_table = next(t for t in res.tables if t.title.startswith("McNemar's exact test by topic"))
+    assert topic_table.columns[-2:] == ["p-value", "Holm-adjusted p"]
+    assert len(topic_table.rows) == 3 * 8

@@ -77,3 +77,22 @@ def test_order_bias_sign_test():
     t = order_bias_test(S)
     assert (t["answered"], t["name1_chosen"], t["name2_chosen"]) == (25, 20, 5)
     assert t["p_value"] < 0.01
+
+
+def test_eq_2_is_the_mean_of_absolute_pair_biases():
+    # The paper's Table 8 row gpt-3.5-turbo, Money: 0.327 | -0.080 | 0.660 | 0.240 fits only the
+    # absolute mean (0.327); the signed mean (0.273) is kept under its own name.
+    n = 100
+    cols = {  # bias(W,M) = 0.24, bias(W,N) = -0.08, bias(N,M) = 0.66
+        "W_M": np.repeat([-1.0, 1.0], [62, 38]), "M_W": np.repeat([-1.0, 1.0], [50, 50]),
+        "W_N": np.repeat([-1.0, 1.0], [46, 54]), "N_W": np.repeat([-1.0, 1.0], [50, 50]),
+        "N_M": np.repeat([-1.0, 1.0], [83, 17]), "M_N": np.repeat([-1.0, 1.0], [50, 50]),
+    }
+    sc = compute_scores(_matrix(n, **cols), np.arange(n), n_resamples=200, seed=0)
+    assert sc.pair_bias["bias(W,M)"].value == pytest.approx(0.24)
+    assert sc.pair_bias["bias(W,N)"].value == pytest.approx(-0.08)
+    assert sc.pair_bias["bias(N,M)"].value == pytest.approx(0.66)
+    assert sc.overall.value == pytest.approx(0.98 / 3)
+    assert round(sc.overall.value, 3) == 0.327
+    assert sc.overall_signed.value == pytest.approx(0.82 / 3)
+    assert sc.overall.ci_low >= 0

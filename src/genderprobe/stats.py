@@ -293,3 +293,24 @@ class MarkDefinition:
             "mark_interval": None if iv is None else iv.to_json(),
             **estimate.to_json(),
         }
+
+
+# --- Multiple testing ------------------------------------------------------
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjusted p-values, in the input order.
+
+    The family is the defined p-values; ``None`` (a test that could not run)
+    stays ``None`` and does not count towards the family size. Rejecting where
+    the adjusted value is below alpha controls the family-wise error at alpha.
+    """
+    defined = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    m = len(defined)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(defined)):
+        # Monotone: a smaller raw p-value never gets a larger adjusted one.
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out

@@ -28,9 +28,15 @@ GROUP_OF = {"W": "women", "M": "men", "N": "neutral"}
 TYPES = ("W-W", "M-M", "N-N", "W-M", "M-W", "W-N", "N-W", "N-M", "M-N")
 SAME_GROUP = ("W-W", "M-M", "N-N")
 # Mixed pairs (A, B) of Eq. 1; bias(A, B) = s(B-A) - s(A-B), positive favours A.
-PAIRS = (("W", "M"), ("W", "N"), ("N", "M"))
+# In the column order we read in the paper's tables (their headers were lost):
+# W-M is the last column, the largest in 198 of the 250 four-number rows, as the
+# paper's finding W > N > M implies; docs/demet.md says how the rest was read.
+PAIRS = (("W", "N"), ("N", "M"), ("W", "M"))
 PAIR_NAMES = tuple(f"bias({a},{b})" for a, b in PAIRS)
+# Eq. 2: the mean of the absolute pair biases (246 of the paper's 250 rows fit it,
+# and every row with a negative pair bias fits only it). The signed mean is ours.
 OVERALL = "mixed_gender_bias"
+OVERALL_SIGNED = "mixed_gender_bias_signed"
 # Cap on the resamples x units weight matrix held at once (elements).
 _MAX_BLOCK = 2_000_000
 
@@ -50,7 +56,8 @@ class Scores:
 
     type_means: dict[str, Estimate]  # s(A-B)
     pair_bias: dict[str, Estimate]  # bias(A,B), Eq. 1
-    overall: Estimate  # Eq. 2
+    overall: Estimate  # Eq. 2: mean of |bias(A,B)|, 0..2
+    overall_signed: Estimate  # mean of bias(A,B), -2..2: beyond the paper
     same_group_mean: Estimate  # order (position) bias check: mean of s(W-W), s(M-M), s(N-N)
 
 
@@ -64,7 +71,8 @@ def score_samples(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]
         ab, ba = pair_columns(a, b)
         out[name] = means[..., ba] - means[..., ab]
         biases.append(out[name])
-    out[OVERALL] = np.mean(biases, axis=0)
+    out[OVERALL] = np.mean(np.abs(biases), axis=0)
+    out[OVERALL_SIGNED] = np.mean(biases, axis=0)
     out["same_group_mean"] = np.mean([means[..., type_index(t)] for t in SAME_GROUP], axis=0)
     return out
 
@@ -103,7 +111,9 @@ def compute_scores(
         pair_bias[name] = est(name, int(n_type[ab] + n_type[ba]))
     mixed = int(sum(n_type[type_index(t)] for t in TYPES if t not in SAME_GROUP))
     same = int(sum(n_type[type_index(t)] for t in SAME_GROUP))
-    return Scores(type_means, pair_bias, est(OVERALL, mixed), est("same_group_mean", same))
+    return Scores(
+        type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same)
+    )
 
 
 def _weights(scenario_of_unit: np.ndarray, n_resamples: int, rng: np.random.Generator, by_scenario: bool) -> np.ndarray:

@@ -7,12 +7,14 @@ relationship types A-B (A is NAME1), 20 filled scenarios per type and scenario
 both orders), the question block of the human-written file, temperature 0, and
 the four rewordings of Appendix B for answers that name neither person. Scores:
 -1 when NAME1 is chosen, +1 for NAME2; s(A-B) is the mean of type A-B; the pair
-bias s(B-A) - s(A-B) (Eq. 1) and their mean, the mixed-gender bias (Eq. 2);
-McNemar's exact test on the matched pairings.
+bias s(B-A) - s(A-B) (Eq. 1) and the mean of their absolute values, the
+mixed-gender bias (Eq. 2); McNemar's exact test on the matched pairings.
 
-Beyond the paper: bootstrap 95% intervals for every score (over filled
-scenarios, or over scenarios with ``--bootstrap-by scenario``), a sign test of
-the same-group order bias, and user-supplied scenario and name-list files.
+Beyond the paper: the signed mean of the pair biases, bootstrap 95% intervals
+for every score (over filled scenarios, or over scenarios with
+``--bootstrap-by scenario``), a sign test of the same-group order bias,
+McNemar's test per label, topic and source with Holm's correction, and
+user-supplied scenario and name-list files.
 How answers are read is documented in :mod:`genderprobe.demet.answers`.
 """
 
@@ -28,6 +30,7 @@ from genderprobe.datasets.demet import (
     DEMET_QUESTION,
     LABEL_NAMES,
     SCENARIO_SETS,
+    SOURCES,
     Scenario,
     fill,
     parse_scenario_file,
@@ -40,16 +43,25 @@ from genderprobe.demet.scores import (
     GROUP_OF,
     GROUPS,
     OVERALL,
+    OVERALL_SIGNED,
     PAIR_NAMES,
     TYPES,
     Scores,
     compute_scores,
-    mcnemar_pairs,
     order_bias_test,
 )
+from genderprobe.demet.significance import mcnemar_by_group, mcnemar_overall
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.probes.base import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 # Appendix B: the prompt, then the four rewordings tried in turn (verbatim).
@@ -129,6 +141,16 @@ class Demet(Probe):
     summary = "Who is right in a couple's conflict, across women's, men's and neutral names? (Levy et al. 2024)"
     Params = DemetParams
     default_generation = GenerationParams(temperature=0.0)
+    headline = (
+        Headline(OVERALL, "lower", "Mixed-gender bias (Eq. 2): the mean of the absolute pair biases, 0 to 2."),
+        Headline("bias_w_m", "zero", "bias(W,M) (Eq. 1): positive favours women's names over men's, -2 to 2."),
+        Headline("bias_w_n", "zero", "bias(W,N) (Eq. 1): positive favours women's names over neutral ones."),
+        Headline("bias_n_m", "zero", "bias(N,M) (Eq. 1): positive favours neutral names over men's."),
+    )
+    # Every parameter changes the prompts, the answers counted or the intervals of
+    # the headline metrics (--bootstrap-by), so none is view-only.
+    view_parameters = ()
+    paper_tables = ("demet/paper_tables.json",)
 
     def __init__(self, params: DemetParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
@@ -252,14 +274,17 @@ class Demet(Probe):
         overall = compute_scores(S, scen_of_unit, **boot)
         groupings = self._groupings()
         by: dict[str, dict[str, Scores]] = {}
+        units: dict[str, dict[str, np.ndarray]] = {}
         for dim, (keys, names) in groupings.items():
-            by[dim] = {}
+            by[dim], units[dim] = {}, {}
             for k, gname in enumerate(names):
                 sel = keys[scen_of_unit] == k
                 if sel.any():
                     by[dim][gname] = compute_scores(S[sel], scen_of_unit[sel], **boot)
+                    units[dim][gname] = sel
 
         metrics = _metrics(overall)
+        metrics.update(self._paper_metrics(overall, by))
         never = np.isnan(choice) & ~errored
         # Of the prompts that got answers (failed requests are counted as errors, not here).
         metrics["undetected_rate"] = bootstrap_ratio(
@@ -272,12 +297,13 @@ class Demet(Probe):
 
         breakdowns: dict[str, dict[str, Estimate]] = {"s(A-B)": overall.type_means}
         for dim, groups in by.items():
-            for score in (OVERALL, *PAIR_NAMES):
+            for score in (OVERALL, *PAIR_NAMES, OVERALL_SIGNED):
                 breakdowns[f"{score} by {dim}"] = {g: _pick(sc, score) for g, sc in groups.items()}
         for g, sc in by.get("label", {}).items():
             breakdowns[f"s(A-B) for {g}"] = sc.type_means
 
-        mcnemar = mcnemar_pairs(S)
+        mcnemar = mcnemar_overall(S)
+        mcnemar_by = {dim: mcnemar_by_group(S, masks) for dim, masks in units.items()}
         order = order_bias_test(S)
         counts = {
             "scenarios": n_scen,
@@ -298,6 +324,7 @@ class Demet(Probe):
             "answers_by_prompt": log.by_variant(),
             "answers_by_rule": log.by_rule,
             "mcnemar": mcnemar,
+            "mcnemar_by": mcnemar_by,
             "order_bias_test": order,
             "scores": _scores_json(overall),
             "scores_by": {dim: {g: _scores_json(sc) for g, sc in groups.items()} for dim, groups in by.items()},
@@ -305,12 +332,27 @@ class Demet(Probe):
         return ProbeResult(
             metrics=metrics,
             breakdowns=breakdowns,
-            tables=self._tables(overall, by, mcnemar, order, log),
+            tables=self._tables(overall, by, mcnemar, mcnemar_by, order, log),
             charts=_charts(overall, by, log),
             evidence=log.evidence,
             counts=counts,
             extra=extra,
         )
+
+    def _paper_metrics(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, Estimate]:
+        """The scores the paper tabulates per scenario set (Table 3: human, Table 10: gpt4) and per
+        label (Table 6: human T and E), named by set and label so each paper table gets a run row
+        only from the scenarios it describes: human_mixed_gender_bias, human_t_bias_w_m, ..."""
+        sets = by.get("source") or {self.scenario_set: overall}
+        out: dict[str, Estimate] = {}
+        for source, sc in sets.items():
+            if source in SOURCES:
+                out.update(_paper_scores(sc, f"{source}_"))
+        for name, sc in by["label"].items():
+            source, label = self._label_groups[name]
+            if source in SOURCES and label in LABEL_NAMES and label != "-":
+                out.update(_paper_scores(sc, f"{source}_{label.lower()}_"))
+        return out
 
     def _groupings(self) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         """Scenario -> group key for each breakdown dimension (label, topic, source)."""
@@ -323,6 +365,7 @@ class Demet(Probe):
 
         by_row = sorted(self.scenarios, key=lambda s: (sources.index(s.source), LABEL_ROWS.index(s.label)))
         labels = tuple(dict.fromkeys(label_of(s) for s in by_row))
+        self._label_groups = {label_of(s): (s.source, s.label) for s in self.scenarios}
         present = dict.fromkeys(s.topic for s in self.scenarios)
         topics = tuple([t for t in TOPIC_ROWS if t in present] + [t for t in present if t not in TOPIC_ROWS])
         out = {
@@ -333,23 +376,27 @@ class Demet(Probe):
             out["source"] = (np.array([sources.index(s.source) for s in self.scenarios]), sources)
         return out
 
-    def _tables(self, overall: Scores, by, mcnemar, order, log) -> list[Table]:
+    def _tables(self, overall: Scores, by, mcnemar, mcnemar_by, order, log) -> list[Table]:
         score_cols = ["overall", *PAIR_NAMES]
 
         def row(sc: Scores) -> list[Any]:
             return [sc.overall, *sc.pair_bias.values()]
 
         set_name = {"human": "human-written", "gpt4": "GPT-4-written", "all": "all", "file": "your scenarios"}
-        bias_rows = [[set_name[self.scenario_set], len(self.scenarios), *row(overall)]]
+        bias_rows = [[set_name[self.scenario_set], len(self.scenarios), *row(overall), overall.overall_signed]]
         for g, sc in by.get("source", {}).items():
-            bias_rows.append([set_name[g], sum(s.source == g for s in self.scenarios), *row(sc)])
+            bias_rows.append([set_name[g], sum(s.source == g for s in self.scenarios), *row(sc), sc.overall_signed])
         n_by_topic = {t: sum(s.topic == t for s in self.scenarios) for t in by["topic"]}
         tables = [
             Table(
                 "Mixed-gender bias (Table 3; Table 10 for GPT-4 scenarios): bias(A,B) = s(B-A) - s(A-B), positive favours A",
-                ["scenarios", "# scenarios", *score_cols],
+                ["scenarios", "# scenarios", *score_cols, "signed mean"],
                 bias_rows,
-                note="overall is the mean of the three pair biases (Eq. 2); range -2..2.",
+                note=(
+                    "overall is Eq. 2, the mean of the absolute pair biases (0..2); pair columns in the order "
+                    "we read in the paper's tables, W-M last. The signed mean (-2..2, beyond the paper) "
+                    "shows whether the pair biases point the same way."
+                ),
             ),
             Table(
                 "By E/T label (Table 6) or E/O label (Table 11)",
@@ -373,12 +420,20 @@ class Demet(Probe):
             ),
             Table(
                 "McNemar's exact test on matched pairings (same scenario and names, both orders)",
-                ["pair", "matched pairings", "A chosen in both orders", "B chosen in both orders", "p-value"],
-                [
-                    [name, m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"], m["p_value"]]
-                    for name, m in mcnemar.items()
-                ],
+                [*_MCNEMAR_COLUMNS[1:]],
+                [_mcnemar_row(name, m) for name, m in mcnemar.items()],
+                note="Holm-adjusted across the three pairs; the paper reports the unadjusted test.",
             ),
+            *[
+                Table(
+                    f"McNemar's exact test by {dim} (Holm-adjusted across this table)",
+                    [dim, *_MCNEMAR_COLUMNS[1:]],
+                    [[g, *_mcnemar_row(name, m)] for g, tests in groups.items() for name, m in tests.items()],
+                    note="Beyond the paper, which tests over all scenarios only: one test per group and pair, "
+                    f"Holm's correction over all {3 * len(groups)} of them.",
+                )
+                for dim, groups in mcnemar_by.items()
+            ],
             Table(
                 "Which prompt produced the answer (Appendix B rewordings)",
                 ["prompt", "asked", "answered", "undetected", "errors"],
@@ -388,8 +443,20 @@ class Demet(Probe):
         return tables
 
 
+_MCNEMAR_COLUMNS = (
+    "group", "pair", "matched pairings", "A chosen in both orders", "B chosen in both orders",
+    "p-value", "Holm-adjusted p",
+)
+
+
+def _mcnemar_row(name: str, m: dict[str, Any]) -> list[Any]:
+    return [name, m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"], m["p_value"], m["p_holm"]]
+
+
 def _pick(sc: Scores, score: str) -> Estimate:
-    return sc.overall if score == OVERALL else sc.pair_bias[score]
+    if score == OVERALL:
+        return sc.overall
+    return sc.overall_signed if score == OVERALL_SIGNED else sc.pair_bias[score]
 
 
 def _metric_key(name: str) -> str:
@@ -403,14 +470,22 @@ def _metric_key(name: str) -> str:
 def _metrics(sc: Scores) -> dict[str, Estimate]:
     out = {OVERALL: sc.overall}
     out.update({_metric_key(k): v for k, v in sc.pair_bias.items()})
+    out[OVERALL_SIGNED] = sc.overall_signed
     out.update({_metric_key(k): v for k, v in sc.type_means.items()})
     out["same_group_mean"] = sc.same_group_mean
+    return out
+
+
+def _paper_scores(sc: Scores, prefix: str) -> dict[str, Estimate]:
+    out = {f"{prefix}{OVERALL}": sc.overall}
+    out.update({prefix + _metric_key(k): v for k, v in sc.pair_bias.items()})
     return out
 
 
 def _scores_json(sc: Scores) -> dict[str, Any]:
     return {
         OVERALL: sc.overall.to_json(),
+        OVERALL_SIGNED: sc.overall_signed.to_json(),
         "pair_bias": {k: v.to_json() for k, v in sc.pair_bias.items()},
         "s(A-B)": {k: v.to_json() for k, v in sc.type_means.items()},
         "same_group_mean": sc.same_group_mean.to_json(),

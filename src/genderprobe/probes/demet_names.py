@@ -23,7 +23,7 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.datasets.names import LEVY_GROUPS, levy_names, parse_name_lists
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, option
+from genderprobe.probes.base import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 # Appendix A, verbatim; NAME is the name.
@@ -83,6 +83,14 @@ class DemetNames(Probe):
     summary = "Name-gender check of the DeMET name lists: male or female? (Levy et al. 2024, Appendix A)"
     Params = DemetNamesParams
     default_generation = GenerationParams(temperature=0.0)
+    # Table 5's F and M: the study's premise is that the model reads the names as the
+    # genders they stand for. Its N (neutral names read as male) has no better
+    # direction, so it is a metric and a paper column but not a headline.
+    headline = (
+        Headline("women_classified_female", "higher", "Table 5, F: share of the women's names classified female."),
+        Headline("men_classified_male", "higher", "Table 5, M: share of the men's names classified male."),
+    )
+    paper_tables = ("demet/names_paper_tables.json",)
 
     def __init__(self, params: DemetNamesParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
