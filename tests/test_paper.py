@@ -99,3 +99,22 @@ def test_paper_command(levy_doc, tmp_path):
         out = runner.invoke(main, ["paper", name, "--json"])
         assert out.exit_code == 0, out.output
         assert len(json.loads(out.output)) == len(paper_section(cls, None))
+
+
+def test_a_column_can_map_to_one_group_of_a_breakdown():
+    table = PaperTable(id="t6", title="by label", cite="c", columns=["model", "T", "E"], model_column="model",
+                       metrics={"T": {"breakdown": "bias by label", "group": "T"},
+                                "E": {"breakdown": "bias by label", "group": "E"}}, rows=[["m", 0.1, 0.2]])
+    doc = {"model": "x:y", "metrics": {},
+           "breakdowns": {"bias by label": {"T": {"value": 0.5}, "E": {"value": -0.5}}}}
+    assert beside_run(table, doc)["rows"][0] == ["this run (x:y)", {"value": 0.5}, {"value": -0.5}]
+    assert beside_run(table, dict(doc, breakdowns={}))["rows"][0] == ["this run (x:y)", None, None]
+
+
+def test_a_study_file_shows_each_probe_only_its_own_tables():
+    from genderprobe.paper import tables_for
+    from genderprobe.probes import get_probe
+
+    for name in ("multilingual-words", "multilingual-pronouns", "multilingual-dialogue"):
+        tables = tables_for(get_probe(name))
+        assert tables and all(t.probe in (None, name) for t in tables)

@@ -23,7 +23,8 @@ which users load a paper's model (hub names, for instance).
 
 ``metrics`` maps a column to the metric of a run that means the same thing,
 so :func:`beside_run` can put the user's run on a row of its own in the
-paper's layout. Tables whose rows are not models (or that have no metric of
+paper's layout: a metric's name, or ``{"breakdown": DIM, "group": GROUP}``
+for one group of a breakdown (the run's value for traditional scenarios, say). Tables whose rows are not models (or that have no metric of
 ours) leave it empty and are shown as printed.
 """
 
@@ -49,7 +50,7 @@ class PaperTable:
     columns: list[str]
     rows: list[list[Any]]
     model_column: str | None = None
-    metrics: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)  # column -> metric name or breakdown group
     note: str = ""
     source: str = ""
     probe: str | None = None
@@ -115,6 +116,13 @@ def model_matches(spec: str, paper_name: str) -> bool:
     return all(t.isdigit() or t in _DROP for t in ours[len(theirs):])
 
 
+def run_value(doc: dict[str, Any], ref: str | dict[str, str]) -> Any:
+    """The run's estimate a paper column maps to: a metric, or a group of a breakdown."""
+    if isinstance(ref, dict):
+        return ((doc.get("breakdowns") or {}).get(ref.get("breakdown"), {}) or {}).get(ref.get("group"))
+    return (doc.get("metrics") or {}).get(ref)
+
+
 def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
     """The table as results JSON: the run's own row first (where the table maps
     metrics), then the paper's rows for the run's model, then every other row.
@@ -131,7 +139,7 @@ def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
             if col == table.model_column:
                 run_row.append(f"{RUN_LABEL} ({model})")
             elif col in table.metrics:
-                run_row.append(doc.get("metrics", {}).get(table.metrics[col]))
+                run_row.append(run_value(doc, table.metrics[col]))
             else:
                 run_row.append(None)
         rows.append(run_row)

@@ -16,7 +16,6 @@ of pairing and topic, and the largest differences between pairings.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from typing import Any
 

@@ -82,6 +82,8 @@ def comparable_parameters(doc: dict[str, Any]) -> dict[str, Any]:
     views = {f"probe.{name}" for name in declared_headline(doc).get("view_parameters") or []}
     params = {k: v for k, v in flatten(redact(doc.get("parameters") or {})) if k not in views}
     params["judge"] = doc.get("judge")
+    if doc.get("checker") is not None:  # absent from results of probes that have no checker
+        params["checker"] = doc.get("checker")
     return params
 
 

@@ -112,7 +112,7 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
                 or any(not isinstance(row, list) for row in t["rows"]):
             raise UserError(f"{source} is not a valid results file: every paper table needs 'columns' and a list of rows.")
     doc["paper"] = [{"id": "", "title": "", "cite": "", "note": "", "row_kinds": [], **t} for t in doc["paper"]]
-    for key in ("created", "summary", "judge", "records_file"):
+    for key in ("created", "summary", "judge", "checker", "records_file"):
         doc.setdefault(key, None)
     for category, samples in doc["evidence"].items():
         if not isinstance(samples, list) or any(not isinstance(s, dict) for s in samples):
@@ -121,8 +121,9 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
         doc[key] = str(doc.get(key) or "unknown")
     # Model specs reach titles, headings and leaderboards: a key pasted into one must not.
     doc["model"] = redact(doc["model"])
-    if doc.get("judge") is not None:
-        doc["judge"] = redact(str(doc["judge"]))
+    for key in ("judge", "checker"):
+        if doc.get(key) is not None:
+            doc[key] = redact(str(doc[key]))
     return doc
 
 
@@ -224,14 +225,17 @@ def _evidence(evidence: dict[str, list[dict[str, Any]]], counts: dict[str, Any])
 
 def run_details(doc: dict[str, Any]) -> dict[str, Any]:
     """Parameters, versions, model spec and request counts, with secrets removed."""
-    safe = redact({k: doc.get(k) for k in ("model", "judge", "parameters", "run", "versions", "extra")})
+    safe = redact({k: doc.get(k) for k in ("model", "judge", "checker", "parameters", "run", "versions", "extra")})
     versions = dict(safe.get("versions") or {})
     data = versions.pop("data", None)
     run = dict(safe.get("run") or {})
     judge_run = run.pop("judge", None)
+    checker_run = run.pop("checker", None)
     return {
         "model": safe["model"],
         "judge": safe.get("judge"),
+        "checker": safe.get("checker"),
+        "checker_run": checker_run if isinstance(checker_run, dict) else None,
         "parameters": flatten(safe.get("parameters") or {}),
         "run": run,
         "judge_run": judge_run if isinstance(judge_run, dict) else None,
