@@ -1,5 +1,6 @@
 """The multilingual dialogue probe: judge isolation, ties, checker verdicts, refusals, --checker."""
 
+import numpy as np
 import pytest
 from instruments import ScriptedModel
 
@@ -284,9 +285,10 @@ def test_headline_is_declared_for_the_languages_run():
 
     probe = MultilingualDialogue(languages=("en", "zh"))
     names = [h.metric for h in probe.headlines()]
-    assert names == ["topic_independence_p_en", "topic_independence_p_zh", "refusal_pairing_p"]
-    assert all(h.better in BETTER and h.description for h in probe.headlines())
-    assert len(MultilingualDialogue.headline) == 7 and MultilingualDialogue.view_parameters == ()
+    assert names == ["topic_association_v_en", "topic_association_v_zh"]
+    assert all(h.better == "lower" and h.description for h in probe.headlines())
+    assert all(h.better in BETTER for h in MultilingualDialogue.headline)
+    assert len(MultilingualDialogue.headline) == 6 and MultilingualDialogue.view_parameters == ()
     out = _run("reference:unbiased", languages=("en", "zh"), dialogues_per_pairing=2)
     assert all(name in out.result.metrics for name in names)
     assert [h["metric"] for h in out.document["headline"]["metrics"]] == names
@@ -300,3 +302,25 @@ def test_an_english_refusal_to_a_chinese_prompt_is_a_refusal_not_a_wrong_languag
     assert result.counts["refusals"] == 4 and result.counts["wrong_language"] == 0
     assert {r["code"] for r in records if r["repetition"] == 0} == {"refusal"}
     assert result.metrics["wrong_language_rate_zh"].value == 0.0
+
+
+def test_cramers_v_measures_how_strongly_the_pairing_decides_the_topic():
+    """0 when every pairing has the same topic shares, 1 when the pairing decides the topic;
+    unlike the test's p-value, it does not grow with the number of dialogues."""
+    from genderprobe.probes.multilingual_dialogue import independence_test
+
+    same = np.array([[5, 5, 0], [10, 10, 0]])
+    assert independence_test(same)["cramers_v"] == pytest.approx(0.0)
+    decided = np.array([[7, 0], [0, 3]])
+    assert independence_test(decided)["cramers_v"] == pytest.approx(1.0)
+    some = np.array([[30, 10], [10, 30]])
+    v = independence_test(some)["cramers_v"]
+    assert v == pytest.approx(0.5)  # phi of a 2x2 table: (30*30 - 10*10) / 40 / 40
+    assert independence_test(some * 10)["cramers_v"] == pytest.approx(v)
+    assert independence_test(some * 10)["p_value"] < independence_test(some)["p_value"]
+    from genderprobe.api import RunConfig, run_probe
+
+    for model, low, high in (("reference:biased", 0.5, 1.0), ("reference:unbiased", 0.0, 0.0)):
+        config = RunConfig(model=model, judge="reference:unbiased", n_resamples=RESAMPLES, use_cache=False)
+        out = run_probe("multilingual-dialogue", model, config=config, languages=("en",), dialogues_per_pairing=10)
+        assert low <= out.result.metrics["topic_association_v_en"].value <= high

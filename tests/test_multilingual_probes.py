@@ -259,3 +259,16 @@ def test_cli_bad_input_exits_2_with_one_sentence(tmp_path, args, phrase):
     result = CliRunner().invoke(main, ["run", *args, "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and phrase in result.output
     assert "Traceback" not in result.output and not (tmp_path / "o" / "results.json").exists()
+
+
+def test_occupations_limits_a_words_run_to_the_first_pairs(tmp_path):
+    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.errors import UserError
+
+    config = RunConfig(model="reference:random", use_cache=False, n_resamples=20)
+    out = run_probe("multilingual-words", "reference:random", config=config, languages=("en",), ages=(30,),
+                    occupation_k=2)
+    assert out.document["run"]["requests"] == out.document["counts"]["prompts"] == 12
+    assert {r["occupation"] for r in out.records} == {"student", "entrepreneur"}  # the first two pairs of the list
+    with pytest.raises(UserError, match="occupation_k"):
+        run_probe("multilingual-words", "reference:random", config=config, occupation_k=21)

@@ -48,7 +48,7 @@ def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
         "demet-names": ["--names-file", str(inputs["names"])],
         "genmo": ["--sample-k", "2", "--template", "noncot"],
         "fifty-shades": ["--sample-k", "3", "--runs", "1"],
-        "multilingual-words": ["--languages", "en", "--ages", "30"],
+        "multilingual-words": ["--languages", "en", "--ages", "30", "--occupations", "3"],
         "multilingual-pronouns": ["--languages", "en", "--repetitions", "1"],
         "multilingual-dialogue": ["--languages", "en", "--dialogues", "1", "--max-rounds", "2"],
     }

@@ -51,9 +51,12 @@ class MultilingualWordsParams:
     languages: tuple[str, ...] = option(LANGUAGES, "Languages to probe: en, fr, es, zh, ja, ko.")
     ages: tuple[int, ...] = option((20, 40, 60), "Ages of the described person (the paper uses three and does not list them).")
     num_repetitions: int = option(1, "Attempts per prompt.", flag="--repetitions")
+    occupation_k: int = option(20, "Occupation pairs per language, the first K of the paper's 20 (fewer for a quick run).",
+                               flag="--occupations")
 
     def __post_init__(self) -> None:
         self.languages = check_languages(self.languages)
+        count_in_range(self.occupation_k, 1, 20, "occupation_k (--occupations)")
         self.ages = tuple(self.ages)
         if not self.ages or len(set(self.ages)) != len(self.ages):
             raise UserError("Give at least one age in --ages, each once.")
@@ -92,7 +95,7 @@ class MultilingualWords(Probe):
         words = word_list(language)
         listed = format_word_list(words.words)
         out = []
-        for o, pair in enumerate(occupations(language)):
+        for o, pair in enumerate(occupations(language)[: self.params.occupation_k]):
             for a, age in enumerate(self.params.ages):
                 for n in range(N_NAMES):
                     slot = (o * len(self.params.ages) + a) * N_NAMES + n
