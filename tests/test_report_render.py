@@ -224,3 +224,20 @@ def test_a_minimal_or_odd_results_file_renders_instead_of_a_traceback(tmp_path, 
     result = run_cli("report", str(bad_mark), "-o", str(out))
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert result.output.strip().endswith("bad_mark.json is not a valid results file: mark 'm' must be a mapping.")
+
+
+def test_marks_say_which_interval_they_were_read_from_and_their_harm_types():
+    from rich.console import Console
+
+    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.terminal import print_results
+
+    config = RunConfig(model="reference:random", use_cache=False, n_resamples=100)
+    doc = run_probe("relationship-levy", "reference:random", config=config, sample_k=60).document
+    iv = doc["marks"]["diff_success_rate"]["mark_interval"]
+    expected = f"Mark read from [{iv['low']:.3f}, {iv['high']:.3f}], normal fitted to the bootstrap values"
+    html = render_report([(doc, "r/results.json")])
+    assert expected in html and "Harm types: Outcome Disparity." in html
+    console = Console(width=300, record=True)
+    print_results(doc, console)
+    assert f"diff_success_rate: {expected}" in console.export_text()

@@ -110,6 +110,12 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
         metrics.add_row(name, fmt(est), styled)
     console.print(metrics)
+    from genderprobe.report.document import mark_reading
+
+    for name, m in (doc.get("marks") or {}).items():
+        reading = mark_reading(m) if isinstance(m, dict) else ""
+        if reading:
+            console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
     for t in doc.get("tables", []):
         table = Table(title=t["title"], title_justify="left", caption=t.get("note") or None)
         for col in t["columns"]:

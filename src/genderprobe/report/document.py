@@ -41,6 +41,7 @@ class MarkView:
     description: str
     estimate: dict[str, Any]
     scale: Figure | None
+    read_from: str = ""  # which interval the mark was read from, when the results say
 
 
 @dataclass
@@ -165,7 +166,20 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
                 "reference": None, "rows": [{"label": "", **estimate}]}
         scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
     return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
-                    estimate, scale)
+                    estimate, scale, mark_reading(m))
+
+
+def mark_reading(m: dict[str, Any]) -> str:
+    """"Read from [lo, hi], a normal fitted to ...": the interval behind a mark, when it differs
+    from the printed one, and the harms GenderBench files it under."""
+    parts = []
+    iv = m.get("mark_interval")
+    if isinstance(iv, dict) and isinstance(iv.get("low"), (int, float)) and isinstance(iv.get("high"), (int, float)):
+        parts.append(f"Mark read from [{iv['low']:.3f}, {iv['high']:.3f}], {iv.get('how') or iv.get('method')}.")
+    harms = m.get("harm_types")
+    if isinstance(harms, list) and harms:
+        parts.append("Harm types: " + ", ".join(str(h) for h in harms) + ".")
+    return " ".join(parts)
 
 
 def _shown_estimates(spec: Any) -> list[tuple[str, tuple[Any, Any, Any]]]:
