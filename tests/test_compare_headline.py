@@ -87,3 +87,24 @@ def test_the_leaderboard_and_html_say_what_the_ranking_rests_on():
     console = Console(width=200, record=True)
     print_leaderboard(compare(unknown), console)
     assert "in the order given" in console.export_text()
+
+
+def test_lost_answers_by_gender_show_beside_each_run():
+    from rich.console import Console
+
+    from genderprobe.losses import loss_report
+    from genderprobe.report import render_comparison
+    from genderprobe.report.leaderboard import print_leaderboard
+
+    genders = ["female"] * 100 + ["male"] * 100
+    lossy = loss_report(genders, {"undetected": [True] * 30 + [False] * 70 + [True] * 5 + [False] * 95},
+                        order=["female", "male"]).to_json()
+    clean = loss_report(genders, {"undetected": [False] * 200}, order=["female", "male"]).to_json()
+    docs = [(dict(_doc("a", {"x": 0.1}), losses=lossy), "a"), (dict(_doc("b", {"x": 0.2}), losses=clean), "b")]
+    (section,) = compare(docs)
+    texts = {e.doc["model"]: e.lost_by_group for e in section.groups[0].entries}
+    assert texts == {"a": "undetected female 30% / male 5% (p < 0.001)", "b": ""}
+    console = Console(width=250, record=True)
+    print_leaderboard([section], console)
+    assert "undetected female 30% / male 5% (p < 0.001)" in console.export_text()
+    assert "undetected female 30% / male 5% (p &lt; 0.001)" in render_comparison(docs)

@@ -225,7 +225,7 @@ def test_rate_difference_test_matches_fisher_on_two_groups_and_chi_square_on_lar
     import numpy as np
     from scipy.stats import chi2_contingency, fisher_exact
 
-    from genderprobe.multilingual.rates import rate_difference_test
+    from genderprobe.rates import rate_difference_test
 
     small = rate_difference_test(np.array([3, 0]), np.array([10, 10]), ["FF", "MM"])
     assert small["method"].startswith("exact")

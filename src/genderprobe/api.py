@@ -13,6 +13,7 @@ from typing import Any
 
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
+from genderprobe.losses import unread_warnings
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.paper import paper_section
@@ -192,6 +193,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         **result.to_json(),
     }
     document["paper"] = paper_section(type(probe), document)
+    document["warnings"] = unread_warnings(result.losses, supports_option_scoring=probe.supports_option_scoring,
+                                           scored=config.score_options, max_tokens=generation.max_tokens)
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records

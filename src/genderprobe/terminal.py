@@ -135,6 +135,9 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         + f"; requests {fmt(run.get('requests'))} (cached {fmt(run.get('cached'))}, "
         f"sent {fmt(run.get('sent'))}, errors {fmt(run.get('errors'))})"
     )
+    # Last, so it is what a user sees when the run ends.
+    for warning in doc.get("warnings") or []:
+        console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
 
 
 ROW_STYLE = {"run": "bold cyan", "match": "yellow"}

@@ -20,7 +20,8 @@ need no per-probe code:
 * ``evidence``: category -> list of {"prompt", "answer", "code", ...} samples,
   with every undetected answer under "undetected";
 * ``counts``: attempts, undetected, errors, ...;
-* ``extra``: anything else JSON-able the probe wants to keep.
+* ``extra``: anything else JSON-able the probe wants to keep;
+* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.losses`).
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ class ProbeResult:
     evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    # Lost answers by gender (genderprobe.losses.LossReport.to_json()); read by the
+    # harness's warnings, the terminal and compare.
+    losses: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,6 +132,7 @@ class ProbeResult:
             "evidence": self.evidence,
             "counts": self.counts,
             "extra": self.extra,
+            "losses": self.losses,
         }
 
 

@@ -28,7 +28,6 @@ from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.calibration import checker_oracle, dialogue_oracle, labeller_oracle
 from genderprobe.multilingual.prompts import PAIRINGS, dialogue_prompt
-from genderprobe.multilingual.rates import rate_difference_test
 from genderprobe.multilingual.refusals import is_refusal
 from genderprobe.multilingual.script import detect_language
 from genderprobe.multilingual.topics import TOPICS, label_dialogues
@@ -41,6 +40,7 @@ from genderprobe.probes.base import (
     count_in_range,
     option,
 )
+from genderprobe.rates import rate_difference_test
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 _EVIDENCE = 1000

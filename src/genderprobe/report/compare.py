@@ -46,6 +46,24 @@ class Entry:
     def errors(self) -> int | None:
         return self.doc["run"].get("errors")
 
+    @property
+    def lost_by_group(self) -> str:
+        """ "undetected female 30% / male 5% (p < 0.001)" for each kind of loss the run had, else ""."""
+        losses = self.doc.get("losses")
+        if not isinstance(losses, dict):
+            return ""
+        parts = []
+        for kind, entry in (losses.get("kinds") or {}).items():
+            groups = entry.get("groups") or {}
+            if not any(g.get("lost") for g in groups.values()):
+                continue
+            shares = " / ".join(f"{name} {g['value']:.0%}" for name, g in groups.items()
+                                if isinstance(g.get("value"), (int, float)))
+            p = (entry.get("test") or {}).get("p_value")
+            test = "" if p is None else (" (p < 0.001)" if p < 0.001 else f" (p = {p:.3f})")
+            parts.append(f"{kind} {shares}{test}")
+        return "; ".join(parts)
+
 
 @dataclass
 class Group:

@@ -79,7 +79,7 @@ def sample_size(doc: dict[str, Any]) -> int | None:
 _SHAPES: dict[str, type] = {
     "metrics": dict, "marks": dict, "breakdowns": dict, "tables": list, "charts": list,
     "evidence": dict, "counts": dict, "extra": dict, "parameters": dict, "run": dict, "versions": dict,
-    "paper": list,
+    "paper": list, "warnings": list,
 }
 
 

@@ -40,10 +40,14 @@ def _wide(g: Group, title: str) -> Table:
         table.add_column(Text(m), justify="right")
     for col in ("items", "undetected", "errors"):
         table.add_column(col, justify="right")
+    lost = any(e.lost_by_group for e in g.entries)
+    if lost:
+        table.add_column("lost by gender")
     for rank, e in enumerate(g.entries, 1):
         cells = [_estimate_cell(e.metric(m), e.mark(m)) for m in g.headline]
+        extra = [Text(e.lost_by_group)] if lost else []
         table.add_row(str(rank), Text(e.label), *cells, format.number(e.items),
-                      format.number(e.undetected), format.number(e.errors))
+                      format.number(e.undetected), format.number(e.errors), *extra)
     return table
 
 
@@ -58,6 +62,8 @@ def _stacked(g: Group, title: str) -> Table:
         counts = ", ".join([f"{format.number(e.items)} items"] + [
             f"{format.number(n)} {what}" for n, what in ((e.undetected, "undetected"), (e.errors, "errors")) if n])
         table.add_row(str(rank), Text(e.label, style="bold"), Text(counts, style="dim"))
+        if e.lost_by_group:
+            table.add_row("", Text("  lost by gender"), Text(e.lost_by_group))
         for i, m in enumerate(g.headline, 1):
             # A section end between models prints as a blank line with this box.
             table.add_row("", Text(f"  {m}"), _estimate_cell(e.metric(m), e.mark(m)),

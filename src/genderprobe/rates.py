@@ -1,4 +1,4 @@
-"""Does a rate (e.g. of refusals) differ between gender pairings? A test on a pairing x (yes, no) table.
+"""Does a rate (refusals, lost answers) differ between groups (genders, pairings)? A test on a group x (yes, no) table.
 
 Pearson's chi-square test when every expected count is at least 5; otherwise
 the exact conditional test (Freeman-Halton: the probability, with both

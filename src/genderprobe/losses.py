@@ -1,0 +1,128 @@
+"""Answers lost, by gender: undetected and refused answers are a finding, not noise.
+
+A model that refuses one gender's prompts more often, or answers them in a
+way no reader can read, shows no bias in the metrics computed on the answers
+it did give. Every probe therefore reports, per gender (or gender pairing),
+the share of its attempts that were lost in each way, with a 95% Wilson
+interval, and a test that the share does not differ between the groups
+(:func:`genderprobe.rates.rate_difference_test`: chi-square, or the exact
+test when counts are small).
+
+A probe builds a :class:`LossReport` from one group label and one flag per
+kind for each attempt; the report becomes metrics
+(``undetected_rate_female``, ...), a table, and the results' ``losses``
+entry that the terminal, the report and ``compare`` read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from genderprobe.probes.base import Table
+from genderprobe.rates import rate_difference_test
+from genderprobe.stats import Estimate
+
+Z95 = 1.959963984540054
+
+
+def wilson(events: int, n: int) -> Estimate:
+    """A share with its 95% Wilson score interval (sound at 0 and 1, unlike the normal one)."""
+    if n == 0:
+        return Estimate(None, None, None, 0)
+    p = events / n
+    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / (1 + Z95**2 / n)
+    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
+
+
+@dataclass
+class LossReport:
+    """Lost attempts per group and kind; ``by`` names the grouping ("gender", "pairing")."""
+
+    by: str
+    groups: list[str]
+    counts: dict[str, dict[str, tuple[int, int]]]  # kind -> group -> (lost, attempts)
+    tests: dict[str, dict[str, Any]]
+
+    def rate(self, kind: str, group: str) -> Estimate:
+        lost, n = self.counts[kind][group]
+        return wilson(lost, n)
+
+    def metrics(self) -> dict[str, Estimate]:
+        return {f"{kind}_rate_{group}": self.rate(kind, group) for kind in self.counts for group in self.groups}
+
+    def table(self) -> Table:
+        kinds = list(self.counts)
+        rows = [[g, self.counts[kinds[0]][g][1], *(self.rate(k, g) for k in kinds)] for g in self.groups]
+        rows.append(["difference test (p)", None, *(self.tests[k]["p_value"] for k in kinds)])
+        methods = "; ".join(f"{k}: {self.tests[k]['method'] or 'no difference to test'}" for k in kinds)
+        return Table(
+            title=f"Lost answers by {self.by}: undetected and refused shares of attempts (95% Wilson intervals)",
+            columns=[self.by, "attempts", *(f"{k} rate" for k in kinds)],
+            rows=rows,
+            note=f"A lost answer counts in no bias metric, so a difference here is a bias the metrics cannot show. "
+                 f"Tests: {methods}.",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "groups": self.groups,
+            "kinds": {
+                kind: {
+                    "groups": {g: {"lost": lost, "attempts": n, **self.rate(kind, g).to_json()}
+                               for g, (lost, n) in per_group.items()},
+                    "test": self.tests[kind],
+                }
+                for kind, per_group in self.counts.items()
+            },
+        }
+
+
+def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by: str = "gender",
+                order: Sequence[str] | None = None) -> LossReport:
+    """Attempts' group labels and, per kind ("undetected", "refusal"), whether each attempt was lost that way."""
+    labels = np.asarray(list(groups), dtype=object)
+    names = list(order) if order is not None else sorted({str(g) for g in labels})
+    counts: dict[str, dict[str, tuple[int, int]]] = {}
+    tests: dict[str, dict[str, Any]] = {}
+    for kind, flags in lost.items():
+        flags_arr = np.asarray(list(flags), dtype=bool)
+        if flags_arr.shape != labels.shape:
+            raise ValueError(f"{kind}: {flags_arr.size} flags for {labels.size} attempts")
+        per = {g: (int(flags_arr[labels == g].sum()), int((labels == g).sum())) for g in names}
+        counts[kind] = per
+        tests[kind] = rate_difference_test(np.array([per[g][0] for g in names]),
+                                           np.array([per[g][1] for g in names]), names)
+    return LossReport(by, names, counts, tests)
+
+
+UNREAD_WARNING_SHARE = 0.5
+
+
+def unread_warnings(losses: dict[str, Any] | None, *, supports_option_scoring: bool, scored: bool,
+                    max_tokens: int | None) -> list[str]:
+    """A warning that cannot be missed when most answers could not be read, naming what helps."""
+    if not losses:
+        return []
+    out = []
+    for kind, entry in (losses.get("kinds") or {}).items():
+        if kind != "undetected":
+            continue
+        groups = entry.get("groups") or {}
+        lost = sum(g.get("lost", 0) for g in groups.values())
+        n = sum(g.get("attempts", 0) for g in groups.values())
+        if n and lost / n > UNREAD_WARNING_SHARE:
+            helps = []
+            if supports_option_scoring and not scored:
+                helps.append("--score-options (the options are scored by log-probability, so no answer needs reading)")
+            helps.append(f"a larger --max-tokens if answers were cut off (this run: {max_tokens or 'the backend default'})")
+            helps.append("a look at the undetected answers in the report's evidence")
+            out.append(f"Most answers could not be read: {lost:,} of {n:,} ({lost / n:.0%}) are undetected, so every "
+                       f"metric rests on the {n - lost:,} that were. What helps: " + "; ".join(helps) + ".")
+    return out
