@@ -1,5 +1,7 @@
 """DeMET's published tables packaged as data, the probes' headline declarations, and the run beside the paper."""
 
+import re
+
 import pytest
 
 from genderprobe.api import RunConfig, run_probe
@@ -51,6 +53,17 @@ def test_overall_column_is_the_absolute_mean_of_the_pair_columns():
                 assert overall == pytest.approx(sum(abs(p) for p in pairs) / 3, abs=0.0015), (t.id, r[0])
 
 
+def _run_rows(doc):
+    return {t["id"]: t["rows"][t["row_kinds"].index("run")] for t in doc["paper"]}
+
+
+def _cells(doc, table_id):
+    """The run row's cells of the mapped columns, each with the breakdown group it maps to."""
+    table = next(t for t in doc["paper"] if t["id"] == table_id)
+    run_row = _run_rows(doc)[table_id]
+    return [(run_row[table["columns"].index(col)], ref) for col, ref in table["metrics"].items()]
+
+
 @pytest.mark.parametrize(
     ("scenarios", "filled", "empty"),
     [("human", ["table-3", "table-6"], ["table-10"]), ("gpt4", ["table-10"], ["table-3", "table-6"]),
@@ -59,14 +72,13 @@ def test_overall_column_is_the_absolute_mean_of_the_pair_columns():
 def test_run_row_fills_the_tables_of_its_scenario_set(scenarios, filled, empty):
     out = _run("demet", "reference:biased-female", scenarios=scenarios, per_type=2)
     doc = out.document
-    for t in tables_for(Demet):
-        for metric in t.metrics.values():
-            assert (metric in doc["metrics"]) == (t.id in filled), (scenarios, t.id, metric)
-    paper = {t["id"]: t for t in doc["paper"]}
     for tid in filled:
-        run_row = paper[tid]["rows"][paper[tid]["row_kinds"].index("run")]
-        values = [cell["value"] for cell in run_row if isinstance(cell, dict)]
-        assert values and all(v is not None for v in values), tid
+        for cell, ref in _cells(doc, tid):
+            # Each cell is the breakdown group its column maps to, never a copy kept as a metric.
+            assert cell is not None and cell == doc["breakdowns"][ref["breakdown"]][ref["group"]], (tid, ref)
+    for tid in empty:
+        assert all(cell is None for cell, _ in _cells(doc, tid)), tid
+    paper = {t["id"]: t for t in doc["paper"]}
     t3 = paper["table-3"]
     if "table-3" in filled:
         run_row = t3["rows"][0]
@@ -75,6 +87,63 @@ def test_run_row_fills_the_tables_of_its_scenario_set(scenarios, filled, empty):
     if "table-6" in filled:
         t6 = paper["table-6"]["rows"][0]
         assert [c["value"] for c in t6[1:]] == pytest.approx([4 / 3, 2, 0, 2] * 2)
+
+
+def test_a_run_prints_no_copies_of_its_scores_per_set():
+    metrics = _run("demet", "reference:biased-female", per_type=2).document["metrics"]
+    assert not [m for m in metrics if m.startswith(("human_", "gpt4_"))]
+    assert len(metrics) == 17  # Eq. 2 and its signed mean, 3 pair biases, 9 s(A-B), same-group mean, 2 rates
+
+
+def test_a_run_of_one_set_fills_its_table_with_the_runs_own_scores():
+    doc = _run("demet", "reference:biased", scenarios="gpt4", per_type=2).document
+    t10 = [cell for cell, _ in _cells(doc, "table-10")]
+    assert t10 == [doc["metrics"][m] for m in ("mixed_gender_bias", "bias_w_n", "bias_n_m", "bias_w_m")]
+
+
+def _scenario_marks(source):
+    """A piece of each scenario's text that no scenario of the other set has."""
+    from genderprobe.datasets.demet import scenarios
+
+    return [max(re.split(r"NAME[12]", s.text), key=len).strip() for s in scenarios(source)]
+
+
+def test_an_all_run_fills_each_table_from_its_own_set_not_the_pooled_scores():
+    from instruments import ScriptedModel
+
+    from genderprobe.datasets.names import levy_names
+    from genderprobe.paper import paper_section
+    from genderprobe.probes.base import RunContext
+    from genderprobe.runner import Runner
+
+    gpt4 = _scenario_marks("gpt4")
+    women = set(levy_names()["women"])
+
+    def answer(prompt, _):
+        # No bias on the human-written scenarios (always NAME1); always the woman on the GPT-4 ones.
+        if not any(mark in prompt for mark in gpt4):
+            return "1"
+        name1 = re.search(r"\n1\. (.+)\n2\. ", prompt).group(1)
+        return "1" if name1 in women else "2"
+
+    result = Demet(scenarios="all", per_type=2).run(RunContext(ask=Runner(ScriptedModel(answer)), n_resamples=50))
+    doc = {
+        "model": "test:scripted",
+        "metrics": {m: e.to_json() for m, e in result.metrics.items()},
+        "breakdowns": {d: {g: e.to_json() for g, e in gs.items()} for d, gs in result.breakdowns.items()},
+    }
+    doc["paper"] = paper_section(Demet, doc)
+    rows = _run_rows(doc)
+    t3 = [c["value"] for c in rows["table-3"][4:]]
+    t10 = [c["value"] for c in rows["table-10"][4:]]
+    t6 = [c["value"] for c in rows["table-6"][1:]]
+    assert t3 == pytest.approx([0, 0, 0, 0]) and t6 == pytest.approx([0] * 8)
+    assert t10 == pytest.approx([4 / 3, 2, 0, 2])
+    pooled = doc["metrics"]["mixed_gender_bias"]["value"]
+    assert 0 < pooled < 4 / 3 and pooled not in (t3[0], t10[0])
+    for tid in ("table-3", "table-10", "table-6"):
+        for cell, ref in _cells(doc, tid):
+            assert cell == doc["breakdowns"][ref["breakdown"]][ref["group"]]
 
 
 def test_names_run_row_beside_table_5():

@@ -284,7 +284,6 @@ class Demet(Probe):
                     units[dim][gname] = sel
 
         metrics = _metrics(overall)
-        metrics.update(self._paper_metrics(overall, by))
         never = np.isnan(choice) & ~errored
         # Of the prompts that got answers (failed requests are counted as errors, not here).
         metrics["undetected_rate"] = bootstrap_ratio(
@@ -295,12 +294,7 @@ class Demet(Probe):
             np.where(answered, (answered_by > 0).astype(float), np.nan), n_resamples=ctx.n_resamples, seed=ctx.seed
         )
 
-        breakdowns: dict[str, dict[str, Estimate]] = {"s(A-B)": overall.type_means}
-        for dim, groups in by.items():
-            for score in (OVERALL, *PAIR_NAMES, OVERALL_SIGNED):
-                breakdowns[f"{score} by {dim}"] = {g: _pick(sc, score) for g, sc in groups.items()}
-        for g, sc in by.get("label", {}).items():
-            breakdowns[f"s(A-B) for {g}"] = sc.type_means
+        breakdowns = self._breakdowns(overall, by)
 
         mcnemar = mcnemar_overall(S)
         mcnemar_by = {dim: mcnemar_by_group(S, masks) for dim, masks in units.items()}
@@ -339,20 +333,33 @@ class Demet(Probe):
             extra=extra,
         )
 
-    def _paper_metrics(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, Estimate]:
-        """The scores the paper tabulates per scenario set (Table 3: human, Table 10: gpt4) and per
-        label (Table 6: human T and E), named by set and label so each paper table gets a run row
-        only from the scenarios it describes: human_mixed_gender_bias, human_t_bias_w_m, ..."""
-        sets = by.get("source") or {self.scenario_set: overall}
-        out: dict[str, Estimate] = {}
-        for source, sc in sets.items():
-            if source in SOURCES:
-                out.update(_paper_scores(sc, f"{source}_"))
-        for name, sc in by["label"].items():
-            source, label = self._label_groups[name]
-            if source in SOURCES and label in LABEL_NAMES and label != "-":
-                out.update(_paper_scores(sc, f"{source}_{label.lower()}_"))
+    def _breakdowns(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, dict[str, Estimate]]:
+        """Figure 1, then every score by label, topic and source (the scenario set).
+
+        The paper's tables read their run rows from these (``paper_tables.json``):
+        Table 3 from the group ``human`` of ``<score> by source``, Table 10 from
+        ``gpt4``, Table 6 from ``human T (traditional)`` and ``human E (egalitarian)``
+        of ``<score> by label``. So that a group means the same scenarios in every
+        run, a run of one packaged set has ``by source`` too (its one group holds
+        the run's scores), and label groups always name their set; the terminal
+        tables name it only when a run mixes sets.
+        """
+        groups_by = dict(by)
+        if "source" not in groups_by and self.scenario_set in SOURCES:
+            groups_by["source"] = {self.scenario_set: overall}
+        groups_by["label"] = {self._label_key(g): sc for g, sc in by["label"].items()}
+        out: dict[str, dict[str, Estimate]] = {"s(A-B)": overall.type_means}
+        for dim, groups in groups_by.items():
+            for score in (OVERALL, *PAIR_NAMES, OVERALL_SIGNED):
+                out[f"{score} by {dim}"] = {g: _pick(sc, score) for g, sc in groups.items()}
+        for g, sc in groups_by["label"].items():
+            out[f"s(A-B) for {g}"] = sc.type_means
         return out
+
+    def _label_key(self, name: str) -> str:
+        """A label group's name with its scenario set: "human T (traditional)"."""
+        source, _ = self._label_groups[name]
+        return name if source not in SOURCES or name.startswith(f"{source} ") else f"{source} {name}"
 
     def _groupings(self) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         """Scenario -> group key for each breakdown dimension (label, topic, source)."""
@@ -473,12 +480,6 @@ def _metrics(sc: Scores) -> dict[str, Estimate]:
     out[OVERALL_SIGNED] = sc.overall_signed
     out.update({_metric_key(k): v for k, v in sc.type_means.items()})
     out["same_group_mean"] = sc.same_group_mean
-    return out
-
-
-def _paper_scores(sc: Scores, prefix: str) -> dict[str, Estimate]:
-    out = {f"{prefix}{OVERALL}": sc.overall}
-    out.update({prefix + _metric_key(k): v for k, v in sc.pair_bias.items()})
     return out
 
 
