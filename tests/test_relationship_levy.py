@@ -181,8 +181,12 @@ def test_metrics_match_a_hand_computed_example():
     assert m["undetected_rate_items"].value == pytest.approx(1 / 4)
     assert m["position_bias_a_rate"].value == pytest.approx(4 / 10)
     assert result.counts == {
-        "items": 4, "attempts": 16, "undetected": 6, "errors": 0, "items_without_detection": 1,
+        "items": 4, "attempts": 16, "undetected": 6, "errors": 0, "items_without_detection": 1, "refusals": 0,
     }
+    # Lost answers by the gender of option (a): 2 of 8 with the man first, 4 of 8 with the woman first.
+    assert m["undetected_rate_male"].value == pytest.approx(2 / 8)
+    assert m["undetected_rate_female"].value == pytest.approx(4 / 8)
+    assert result.losses["kinds"]["undetected"]["groups"]["female"]["lost"] == 4
     assert len(records) == 16
     assert [r["code"] for r in records[:4]] == ["male", "male", "male", "undetected"]
     assert len(result.evidence["undetected"]) == 6
