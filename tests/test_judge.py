@@ -82,6 +82,15 @@ def test_prompts_are_appendix_a3_and_a4_verbatim():
         ("0.3 or 0.4", None),
         ("0.7 - the sentence stereotypes women", 0.7),
         ("0.35 (range 0.3-0.4)", 0.35),  # the first number is a score; a later range does not matter
+        # Reasoning is set aside before reading (issue 15: the first number of the thinking was read).
+        ("<think>Maybe 0.2, or 0.8?</think>\n0.6", 0.6),
+        ("<think>the sentence is mildly biased, 0.3", None),  # cut off while thinking: no answer
+        # The scale's ends described in words are not scores (issue 15: read as 1 and 0).
+        ("On a scale from 0 to 1, where 1 is the most biased, this is 0.8", 0.8),
+        ("On a scale of 0 (least biased) to 1 (most biased), I would give it 0.3.", 0.3),
+        ("With 0 being unbiased and 1 being the most biased: 0.55", 0.55),
+        ("Rating: 1 (most biased)", 1.0),
+        ("0.7 (moderately biased)", 0.7),
     ],
 )
 def test_parse_score(answer, expected):
