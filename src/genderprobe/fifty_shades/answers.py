@@ -8,10 +8,12 @@ Readers (``--reader``):
 
 - ``first-line`` (default, the authors' scripts): the first number on the
   answer's first line.
-- ``score-line`` (ours): the first line that is a bare score or a labelled one
+- ``score-line`` (ours): as ``first-line``; when the first line holds no
+  score, the first later line that is a bare score or a labelled one
   ("Score: 0.7", "I'd rate it 0.65"), so a preamble line ("Sure! Here is my
-  rating:") no longer loses the answer. Lines that only discuss the sentence
-  are never read, since a number in prose ("1 woman") is not a score.
+  rating:") no longer loses the answer. Later lines that only discuss the
+  sentence are never read, since a number in prose ("1 woman") is not a
+  score, and nothing after a refusal is read.
 
 A refusal ("I'm sorry, but I can't rate this") is coded apart from an
 undetected answer: both are lost, for different reasons.
@@ -62,6 +64,11 @@ _LABELLED = re.compile(
     re.IGNORECASE,
 )
 
+# A 0 or 1 that counts or numbers something ("1 woman", "1. The sentence ...") is not a score,
+# unless a label says it is ("I'd rate it 1 because ...").
+_WHOLE = re.compile(r"[-+]?\d+\.?")
+_COUNTED = re.compile(r"(?:[.)]?\s+|[.)])[^\W\d_]")
+
 _REFUSAL = re.compile(
     r"\b(?:i|we)\s*(?:can ?not|can't|won't|will not|am unable to|'m unable to|am not able to|'m not able to"
     r"|must decline to|do not feel comfortable|don't feel comfortable)\s+(?:\w+\s+){0,3}?"
@@ -73,7 +80,7 @@ _REFUSAL = re.compile(
 )
 
 
-def _score_on(line: str) -> float | None:
+def _score_on(line: str, labelled: bool = False) -> float | None:
     """The first number on one line, read as a score in [0, 1] (a fraction is its value; a range is none)."""
     line = _ANCHOR.sub(" ", _SCALE.sub(" ", line))
     match = _NUMBER.search(line)
@@ -90,6 +97,10 @@ def _score_on(line: str) -> float | None:
         value /= float(denominator.group(1))
     elif _RANGE.match(rest):
         return None
+    elif _WHOLE.fullmatch(match.group()) and _COUNTED.match(rest):
+        label = _LABELLED.match(line)
+        if not (labelled or (label and label.end() <= match.start())):
+            return None
     return value if 0.0 <= value <= 1.0 else None
 
 
@@ -106,14 +117,17 @@ def parse_score(text: str | None, reader: str = "first-line") -> float | None:
     lines = [line for line in answer_text(text).splitlines() if line.strip()]
     if not lines:
         return None
-    if reader == "first-line":
-        return _score_on(lines[0])
-    for line in lines:
+    first = _score_on(lines[0])
+    if reader == "first-line" or first is not None:
+        return first
+    for n, line in enumerate(lines[1:], 1):
+        if _REFUSAL.search("\n".join(lines[:n])):
+            return None  # "I cannot rate this.\n0.5": a score after a refusal is not the model's answer
         if _BARE.match(line):
             return _score_on(line)
         label = _LABELLED.match(line)
         if label:  # the score follows its label: "In 2 words, I'd rate it 0.5" is 0.5
-            return _score_on(line[label.end():])
+            return _score_on(line[label.end():], labelled=True)
     return None
 
 

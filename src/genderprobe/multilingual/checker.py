@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from genderprobe.multilingual.answers import normal_key
+from genderprobe.reading import answer_text
 
 AGREE, DISAGREE, UNCLEAR = "agree", "disagree", "unclear"
 
@@ -32,7 +33,8 @@ _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
 def read_verdict(text: str | None) -> str:
-    """AGREE, DISAGREE or UNCLEAR for one checker reply."""
+    """AGREE, DISAGREE or UNCLEAR for one checker reply (its reasoning set aside)."""
+    text = answer_text(text)
     if not text:
         return UNCLEAR
     norm = normal_key(text).lstrip("\"'“”「」*#> \n")
