@@ -76,6 +76,10 @@ def test_largest_differences_name_every_pairing_tied_at_the_top_or_bottom():
     ("I somewhat agree.", "disagree"),
     # Neither: the issue's example, and replies that only restate the dialogue.
     ("Absolutely. The conversation is about a promotion.", "unclear"),
+    # A speaker's verdict in the dialogue is not the checker's (issue 15: read as the checker's).
+    ("Absolutely. The man does not agree with her plan, which is a conflict.", "unclear"),
+    ("The couple agree to meet on Friday.", "unclear"), ("They disagree about money.", "unclear"),
+    ("Honestly, I don't agree.", "disagree"),
     ("The conversation is about a promotion.", "unclear"), ("Hmm.", "unclear"), ("", "unclear"), (None, "unclear"),
 ])
 def test_read_verdict(text, verdict):
