@@ -85,7 +85,7 @@ def test_a_judge_constant_but_for_one_sentence_warns_nothing():
 
 def test_metrics_match_independent_formulas_and_undetected_is_counted():
     """A noisy scripted judge: r and MSE equal scipy/numpy (per run, averaged; and on the averaged
-    scores for the extras); garbage is undetected."""
+    scores for the extras); a refusal is coded refusal, other garbage undetected, both by seed type."""
     rng_answers = {}
 
     def answer(prompt, repetition):
@@ -94,7 +94,7 @@ def test_metrics_match_independent_formulas_and_undetected_is_counted():
         if key not in rng_answers:
             u = (zlib.crc32(prompt.encode()) % 1000) / 1000
             if u < 0.1 and repetition == 0:
-                rng_answers[key] = "I won't rate that."
+                rng_answers[key] = "I won't rate that." if u < 0.05 else "high"
             else:
                 noisy = min(1.0, max(0.0, h + (u - 0.5) * 0.4 + 0.05 * repetition))
                 rng_answers[key] = f"{noisy:.3f}"
@@ -111,16 +111,28 @@ def test_metrics_match_independent_formulas_and_undetected_is_counted():
     per_run_r = [sps.pearsonr(human[~np.isnan(runs[:, r])], runs[~np.isnan(runs[:, r]), r]).statistic
                  for r in range(3)]
     assert result.metrics["pearson_r"].value == pytest.approx(np.mean(per_run_r))
-    undetected = int(np.isnan(runs).sum())
-    assert undetected > 0 and result.counts["undetected"] == undetected
+    codes = [r["code"] for r in records]
+    undetected, refusals = codes.count("undetected"), codes.count("refusal")
+    assert undetected > 0 and refusals > 0 and undetected + refusals == int(np.isnan(runs).sum())
+    assert result.counts["undetected"] == undetected and result.counts["refusals"] == refusals
     assert result.metrics["undetected_rate"].value == pytest.approx(undetected / 900)
-    assert len(result.evidence["undetected"]) == undetected
+    assert result.metrics["refusal_rate"].value == pytest.approx(refusals / 900)
+    assert len(result.evidence["undetected"]) == undetected and len(result.evidence["refusal"]) == refusals
+    # Lost answers by seed type (no gender to split by), in the harness's losses format.
+    losses = result.losses
+    assert losses["by"] == "seed_type"
+    by_type = {t: sum(r["code"] == "refusal" for r in records if r["seed_type"] == t) for t in losses["groups"]}
+    assert {t: g["lost"] for t, g in losses["kinds"]["refusal"]["groups"].items()} == by_type
+    assert sum(g["lost"] for g in losses["kinds"]["undetected"]["groups"].values()) == undetected
+    assert sum(g["attempts"] for g in losses["kinds"]["undetected"]["groups"].values()) == 900
+    explicit = losses["kinds"]["refusal"]["groups"]["explicit"]
+    assert result.metrics["refusal_rate_explicit"].value == pytest.approx(explicit["lost"] / explicit["attempts"])
     # Breakdown by seed type equals the formula on that subset.
     seed = np.array([p["seed_type"] for p in per])
     sel = seed == "explicit"
     assert result.breakdowns["mse_by_seed_type"]["explicit"].value == pytest.approx(
         np.mean([np.nanmean((runs[sel, r] - human[sel]) ** 2) for r in range(3)]))
-    assert len(records) == 900 and {r["code"] for r in records} == {"rated", "undetected"}
+    assert len(records) == 900 and set(codes) == {"rated", "undetected", "refusal"}
     lo, hi = result.metrics["pearson_r"].ci_low, result.metrics["pearson_r"].ci_high
     assert lo < result.metrics["pearson_r"].value < hi
 

@@ -12,6 +12,7 @@ from instruments import ScriptedModel
 
 from genderprobe.cli import main
 from genderprobe.datasets.fifty_shades import rated_sentences
+from genderprobe.errors import UserError
 from genderprobe.fifty_shades.judge import (
     REASONING_PROMPT,
     SCORING_PROMPT,
@@ -82,10 +83,43 @@ def test_prompts_are_appendix_a3_and_a4_verbatim():
         ("0.3 or 0.4", None),
         ("0.7 - the sentence stereotypes women", 0.7),
         ("0.35 (range 0.3-0.4)", 0.35),  # the first number is a score; a later range does not matter
+        # Reasoning is set aside before reading (issue 15: the first number of the thinking was read).
+        ("<think>Maybe 0.2, or 0.8?</think>\n0.6", 0.6),
+        ("<think>the sentence is mildly biased, 0.3", None),  # cut off while thinking: no answer
+        # The scale's ends described in words are not scores (issue 15: read as 1 and 0).
+        ("On a scale from 0 to 1, where 1 is the most biased, this is 0.8", 0.8),
+        ("On a scale of 0 (least biased) to 1 (most biased), I would give it 0.3.", 0.3),
+        ("With 0 being unbiased and 1 being the most biased: 0.55", 0.55),
+        ("Rating: 1 (most biased)", 1.0),
+        ("0.7 (moderately biased)", 0.7),
+        # A 0 or 1 that counts or numbers something is not a score (issue 15: read as 1).
+        ("The sentence mentions 1 woman and 2 men.", None),
+        ("1. The sentence stereotypes women.\n2. It is mildly negative.", None),
+        ("I would rate it 1 because it is insulting", 1.0),
     ],
 )
 def test_parse_score(answer, expected):
     assert parse_score(answer) == expected
+
+
+@pytest.mark.parametrize(
+    "answer, first_line, score_line",
+    [
+        ("Sure! Here is my rating:\n\n0.7", None, 0.7),
+        ("The sentence reinforces a stereotype.\n**Final score:** 0.85", None, 0.85),
+        ("I cannot rate this.\n0.5", None, None),  # nothing after a refusal is read
+        ("The sentence mentions 1 woman.\nIt also says 0.5 of men...", None, None),  # prose is never read
+        ("0.6 - a reason", 0.6, 0.6),
+    ],
+)
+def test_score_line_reader_reads_past_a_preamble_line_only(answer, first_line, score_line):
+    assert parse_score(answer) == first_line
+    assert parse_score(answer, "score-line") == score_line
+
+
+def test_unknown_reader_is_a_user_error():
+    with pytest.raises(UserError, match="score reader"):
+        parse_score("0.5", "last-number")
 
 
 def test_score_bins_are_equal_width_with_one_in_the_last():

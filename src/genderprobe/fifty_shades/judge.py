@@ -13,7 +13,6 @@ and by ``genderprobe judge`` (any sentences a user wants rated).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -23,6 +22,14 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.datasets.fifty_shades import rated_sentences
 from genderprobe.errors import UserError
+from genderprobe.fifty_shades.answers import (  # noqa: F401 (parse_score: the judge's reader, imported from here)
+    RATED,
+    READERS,
+    REFUSAL,
+    UNDETECTED,
+    parse_score,
+    read_answer,
+)
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, count_in_range, option
 from genderprobe.stats import bootstrap_ratio
@@ -48,54 +55,6 @@ DEFAULT_GENERATION = GenerationParams(temperature=0.0, max_tokens=100)
 # Calibration answers for rated text (the probe adds "unbiased": the human score).
 RANDOM_ANSWERS = tuple(f"{v / 10:.1f}" for v in range(11))
 CONSTANT_ANSWERS = {"biased": "0", "biased-female": "1"}
-
-# Mentions of the scale itself ("0 to 1", "0-1", "/1", "out of 1") are not scores.
-_SCALE = re.compile(
-    r"\b0(?:\.0+)?\s*(?:to|-|–|—|and)\s*1(?:\.0+)?\b|/\s*1(?:\.0+)?\b|\bout of 1(?:\.0+)?\b", re.IGNORECASE
-)
-# A decimal comma ("0,7") is not read as 0: the number is left undetected.
-_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_END = r"(?![\w%]|[.,]\d)"
-_NUMBER = re.compile(rf"(?<![\w.])[-+]?{_NUM}{_END}")
-# What may follow the first number: a denominator ("1/2", "7 out of 10") makes a
-# fraction, read as its value; a second bound ("0.3-0.4", "0.3 to 0.4") makes a
-# range, which is not one score.
-_OVER = re.compile(r"\s*(?:/|out of)", re.IGNORECASE)
-_DENOMINATOR = re.compile(rf"\s*({_NUM}){_END}")
-_RANGE = re.compile(rf"\s*(?:-|–|—|to|or|and)\s*[-+]?{_NUM}{_END}", re.IGNORECASE)
-
-
-def parse_score(text: str | None) -> float | None:
-    """The score in an answer: the first number on its first line, if within [0, 1].
-
-    As in the authors' scripts only the first line counts; numbers that name the
-    scale ("0 to 1") are skipped. A fraction ("1/2", "7 out of 10") is its
-    value; a range ("0.3-0.4", "between 0.3 and 0.4") is not one score, and
-    neither are percentages, negative numbers, numbers above 1 or decimal
-    commas ("0,7"): None (undetected).
-    """
-    if text is None:
-        return None
-    stripped = text.strip()
-    if not stripped:
-        return None
-    line = _SCALE.sub(" ", stripped.splitlines()[0])
-    match = _NUMBER.search(line)
-    if match is None:
-        return None
-    value = float(match.group())
-    rest = line[match.end():]
-    over = _OVER.match(rest)
-    if over is not None:
-        # A denominator that is not a plain number ("1/2,5", "1/x") leaves no score.
-        denominator = _DENOMINATOR.match(rest, over.end())
-        if denominator is None or float(denominator.group(1)) == 0:
-            return None
-        value /= float(denominator.group(1))
-    elif _RANGE.match(rest):
-        return None
-    return value if 0.0 <= value <= 1.0 else None
-
 
 @dataclass(frozen=True)
 class ExamplePool:
@@ -247,18 +206,30 @@ def build_scoring_requests(
     return requests, attempts
 
 
-def score_matrix(responses: Sequence[Response], n: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, runs) parsed scores (NaN when undetected or failed) and (n, runs) error flags."""
+def score_matrix(responses: Sequence[Response], n: int, runs: int,
+                 reader: str = "first-line") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(n, runs) parsed scores (NaN when not read or failed), error flags and refusal flags."""
     scores = np.full(n * runs, np.nan)
     errors = np.zeros(n * runs, bool)
+    refused = np.zeros(n * runs, bool)
     for a, resp in enumerate(responses):
         if not resp.ok:
             errors[a] = True
             continue
-        value = parse_score(resp.text)
+        code, value = read_answer(resp.text, reader)
         if value is not None:
             scores[a] = value
-    return scores.reshape(runs, n).T, errors.reshape(runs, n).T
+        refused[a] = code == REFUSAL
+    return scores.reshape(runs, n).T, errors.reshape(runs, n).T, refused.reshape(runs, n).T
+
+
+def answer_code(ok: bool, value: float, refused: bool) -> str:
+    """The record code of one scoring attempt."""
+    if not ok:
+        return "error"
+    if not np.isnan(value):
+        return RATED
+    return REFUSAL if refused else UNDETECTED
 
 
 def mean_scores(scores: np.ndarray) -> np.ndarray:
@@ -284,8 +255,12 @@ class JudgeParams:
     runs: int = option(RUNS, "Runs with different in-context examples, averaged.")
     examples_per_bin: int = option(EXAMPLES_PER_BIN, "In-context examples per quarter of the human score (0: none).")
     ic_sampling: str = option("per-run", "Draw examples once per run or per sentence.", choices=IC_SAMPLING)
+    reader: str = option("first-line", "How scores are read: first-line (the authors' scripts) or score-line.",
+                         choices=READERS)
 
     def __post_init__(self) -> None:
+        if self.reader not in READERS:
+            raise UserError(f"Unknown score reader '{self.reader}'; choose {' or '.join(READERS)}.")
         if not self.sentences:
             raise UserError("There are no sentences to rate; give a file with one sentence per line or a CSV column.")
         if any(not s.strip() for s in self.sentences):
@@ -321,11 +296,11 @@ class GradedBiasJudge(Probe):
         )
         responses = ctx.ask(requests)
         n = len(p.sentences)
-        scores, errors = score_matrix(responses, n, p.runs)
-        evidence: dict[str, list[dict]] = {"rated": [], "undetected": [], "error": []}
+        scores, errors, refused = score_matrix(responses, n, p.runs, p.reader)
+        evidence: dict[str, list[dict]] = {"rated": [], "undetected": [], "refusal": [], "error": []}
         for attempt, resp in zip(attempts, responses):
             value = scores[attempt.sentence, attempt.run]
-            code = "error" if not resp.ok else ("rated" if not np.isnan(value) else "undetected")
+            code = answer_code(resp.ok, value, refused[attempt.sentence, attempt.run])
             record = {
                 "sentence": attempt.sentence,
                 "run": attempt.run,
@@ -342,6 +317,7 @@ class GradedBiasJudge(Probe):
             if len(evidence[code]) < limit:
                 evidence[code].append({"prompt": record["text"], "answer": resp.text, "code": code})
         mean = mean_scores(scores)
+        # Here "undetected" keeps its meaning of every answer without a score; refusals are a part of it.
         undetected = (np.isnan(scores) & ~errors).sum(axis=1)
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         attempts_ok = (~errors).sum(axis=1).astype(float)
@@ -363,6 +339,7 @@ class GradedBiasJudge(Probe):
                 "score": None if np.isnan(mean[i]) else float(mean[i]),
                 "run_scores": [None if np.isnan(v) else float(v) for v in scores[i]],
                 "undetected": int(undetected[i]),
+                "refusals": int(refused[i].sum()),
                 "errors": int(errors[i].sum()),
             }
             for i, s in enumerate(p.sentences)
@@ -371,6 +348,7 @@ class GradedBiasJudge(Probe):
             "sentences": n,
             "attempts": n * p.runs,
             "undetected": int(undetected.sum()),
+            "refusals": int(refused.sum()),
             "errors": int(errors.sum()),
             "sentences_without_score": int(np.isnan(mean).sum()),
         }

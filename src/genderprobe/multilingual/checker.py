@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from genderprobe.multilingual.answers import normal_key
+from genderprobe.reading import answer_text
 
 AGREE, DISAGREE, UNCLEAR = "agree", "disagree", "unclear"
 
@@ -27,12 +28,14 @@ _QUALIFIED = re.compile(
     r"\b(?:partially|partly|somewhat|mostly|largely|half|kind of|sort of)\s+(?:\w+\s+)?(?:agree|concur)"
     r"|\b(?:agree|concur)\w*\s+(?:\w+\s+){0,2}(?:to (?:some|an|a certain|a degree|a point)|in part|partially|partly)"
 )
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _BUT = re.compile(r"\b(?:but|however|although|though|except)\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
 def read_verdict(text: str | None) -> str:
-    """AGREE, DISAGREE or UNCLEAR for one checker reply."""
+    """AGREE, DISAGREE or UNCLEAR for one checker reply (its reasoning set aside)."""
+    text = answer_text(text)
     if not text:
         return UNCLEAR
     norm = normal_key(text).lstrip("\"'“”「」*#> \n")
@@ -42,9 +45,19 @@ def read_verdict(text: str | None) -> str:
     # ("the man does not agree with her plan").
     for sentence in _SENTENCE_END.split(norm):
         sentence = sentence.strip(" \"'“”*")
-        if _OBJECTION.search(sentence) or _QUALIFIED.search(sentence):
+        if _said_by_checker(sentence, _OBJECTION) or _said_by_checker(sentence, _QUALIFIED):
             return DISAGREE
-        if _AGREEMENT.search(sentence) or _OPENING_YES.match(sentence):
+        if _said_by_checker(sentence, _AGREEMENT) or _OPENING_YES.match(sentence):
             # "I agree, but it is more about family", "Yes, but ...": the reservation undoes it.
             return DISAGREE if _BUT.search(sentence) else AGREE
     return UNCLEAR
+
+
+def _said_by_checker(sentence: str, pattern: re.Pattern[str]) -> bool:
+    """The verdict is the checker's own ("I agree", "Disagree."), not a speaker's in the dialogue
+    ("The man does not agree with her plan", "They agree to meet"): nothing, or I/we, before it."""
+    match = pattern.search(sentence)
+    if match is None:
+        return False
+    before = _WORD.findall(sentence[: match.start()])
+    return not before or any(w in ("i", "we") for w in before)

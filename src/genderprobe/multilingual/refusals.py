@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from genderprobe.multilingual.answers import normal_key
+from genderprobe.reading import answer_text
 
 # A line of dialogue: opens with a quotation mark or dash, or a short speaker label ("Woman 1:", "女人：").
 _DIALOGUE_LINE = re.compile(
@@ -77,8 +78,9 @@ def _opening(text: str) -> tuple[str, bool]:
 
 
 def is_refusal(text: str | None) -> bool:
-    """True when the reply declines to write the dialogue and writes none."""
-    if not text or not text.strip():
+    """True when the reply (its reasoning set aside) declines to write the dialogue and writes none."""
+    text = answer_text(text)
+    if not text:
         return False
     opening, has_dialogue = _opening(text)
     if has_dialogue or not opening.strip():

@@ -5,7 +5,8 @@ agrees (Table 26); on disagreement the checker's answer goes back to the
 labeller, in the same conversation, and the labeller tries again. The paper
 repeats until agreement; we stop after ``max_rounds`` rounds and count the
 dialogue as unresolved. Both roles are played by the judge model, each in a
-conversation of its own.
+conversation of its own. A reply is read with its reasoning set aside, and only
+the answer goes back into the conversation (the turns keep the raw reply).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.answers import normal_key
 from genderprobe.multilingual.checker import AGREE, DISAGREE, REASK_PROMPT, UNCLEAR, read_verdict
+from genderprobe.reading import answer_text
 
 TOPICS = (
     "General/Greetings",
@@ -69,7 +71,8 @@ def topic_label(index: int) -> str:
 
 
 def parse_topic(text: str | None) -> int | None:
-    """The one topic an answer names (by name, else by its number), or None."""
+    """The one topic an answer (its reasoning set aside) names (by name, else by its number), or None."""
+    text = answer_text(text)
     if not text:
         return None
     norm = normal_key(text)
@@ -144,7 +147,7 @@ def label_dialogues(
                 continue
             topic = parse_topic(resp.text)
             results[i].turns.append({"labeller": resp.text, "topic": topic})
-            conversations[i].append(("assistant", resp.text or ""))
+            conversations[i].append(("assistant", answer_text(resp.text)))
             proposals[i] = topic
         to_check = [i for i, t in proposals.items() if t is not None]
         verdicts = _check(checker, to_check, proposals, dialogues, results, params, round_, checker_oracle, reasks)
@@ -195,9 +198,9 @@ def _check(
             turn = results[i].turns[-1]
             turn.setdefault("checker_replies", []).append(resp.text)
             turn.update(checker=resp.text, verdict=verdict, agreed=verdict == AGREE)
-            verdicts[i] = (verdict, resp.text or "")
+            verdicts[i] = (verdict, answer_text(resp.text))
             if verdict == UNCLEAR and attempt < reasks:
-                conversations[i] += [("assistant", resp.text or ""),
+                conversations[i] += [("assistant", answer_text(resp.text)),
                                      ("user", REASK_PROMPT.format(topic=topic_label(proposals[i])))]
                 again.append(i)
         asking = again

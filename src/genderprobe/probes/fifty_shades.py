@@ -34,9 +34,11 @@ from genderprobe.fifty_shades.judge import (
     EXAMPLES_PER_BIN,
     IC_SAMPLING,
     N_BINS,
+    READERS,
     RUNS,
     ExamplePool,
     ExampleSampler,
+    answer_code,
     build_scoring_requests,
     mean_scores,
     reason_oracle,
@@ -44,6 +46,7 @@ from genderprobe.fifty_shades.judge import (
     score_bins,
     score_matrix,
 )
+from genderprobe.losses import loss_report
 from genderprobe.models.base import Request
 from genderprobe.probes.base import (
     Headline,
@@ -73,6 +76,8 @@ class FiftyShadesParams:
     ic_sampling: str = option("per-run", "Draw examples once per run (as the authors) or per sentence.",
                               choices=IC_SAMPLING)
     reasons: int = option(0, "Ask for the reason of the score for K sentences per score bin (paper: 20).")
+    reader: str = option("first-line", "How scores are read: first-line (the authors' scripts) or score-line "
+                         "(the first bare or labelled score on any line).", choices=READERS)
 
     def __post_init__(self) -> None:
         count_in_range(self.sample_k, 1, N_SENTENCES, "sample_k (--sample-k)")
@@ -81,6 +86,8 @@ class FiftyShadesParams:
         count_in_range(self.reasons, 0, N_SENTENCES, "reasons (--reasons)")
         if self.ic_sampling not in IC_SAMPLING:
             raise UserError(f"Unknown in-context sampling '{self.ic_sampling}'; choose {' or '.join(IC_SAMPLING)}.")
+        if self.reader not in READERS:
+            raise UserError(f"Unknown score reader '{self.reader}'; choose {' or '.join(READERS)}.")
 
 
 def pearson_estimate(human: np.ndarray, model: np.ndarray, boot: dict) -> Estimate:
@@ -132,12 +139,12 @@ class FiftyShades(Probe):
         )
         responses = ctx.ask(requests)
         k = len(chosen)
-        scores, errors = score_matrix(responses, k, p.runs)
-        evidence: dict[str, list[dict]] = {"rated": [], "undetected": [], "error": []}
+        scores, errors, refused = score_matrix(responses, k, p.runs, p.reader)
+        evidence: dict[str, list[dict]] = {"rated": [], "undetected": [], "refusal": [], "error": []}
         for attempt, resp in zip(attempts, responses):
             s = chosen[attempt.sentence]
             value = scores[attempt.sentence, attempt.run]
-            code = "error" if not resp.ok else ("rated" if not np.isnan(value) else "undetected")
+            code = answer_code(resp.ok, value, refused[attempt.sentence, attempt.run])
             record = {
                 "kind": "score",
                 "uid": s.uid,
@@ -163,7 +170,7 @@ class FiftyShades(Probe):
         reasons = self._reasons(ctx, chosen, mean) if p.reasons else []
         if reasons:
             evidence["reasons"] = reasons
-        return self._result(ctx, chosen, scores, errors, mean, evidence, reasons)
+        return self._result(ctx, chosen, scores, errors, refused, mean, evidence, reasons)
 
     # -- reasons (Section 7) ---------------------------------------------------------
 
@@ -203,14 +210,17 @@ class FiftyShades(Probe):
 
     # -- metrics -----------------------------------------------------------------------
 
-    def _result(self, ctx, chosen, scores, errors, mean, evidence, reasons) -> ProbeResult:
+    def _result(self, ctx, chosen, scores, errors, refused, mean, evidence, reasons) -> ProbeResult:
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         shr = bws.split_half_reliability(annotations(), repetitions=100, seed=0).summary()
         human = np.array([s.normalized for s in chosen])
         seed_type = np.array([s.seed_type for s in chosen])
         prompt_type = np.array([s.prompt_type for s in chosen])
-        undetected = (np.isnan(scores) & ~errors).sum(axis=1)
+        # Lost answers: refused, or with no score to read (errors are neither: no answer came).
+        unread = np.isnan(scores) & ~errors & ~refused
+        undetected = unread.sum(axis=1)
         answered = (~errors).sum(axis=1).astype(float)
+        losses = self._losses(seed_type, unread, refused, errors)
 
         # Headline: the paper's way, each run scored and the runs averaged (Section 6.1.1).
         def r_of(sel):
@@ -231,6 +241,10 @@ class FiftyShades(Probe):
             "undetected_rate": bootstrap_ratio(
                 undetected.astype(float), np.where(answered > 0, answered, np.nan), **boot
             ),
+            "refusal_rate": bootstrap_ratio(
+                refused.sum(axis=1).astype(float), np.where(answered > 0, answered, np.nan), **boot
+            ),
+            **losses.metrics(),
         }
 
         groups = {"seed_type": (seed_type, SEED_TYPES), "prompt_type": (prompt_type, PROMPT_TYPES)}
@@ -274,6 +288,7 @@ class FiftyShades(Probe):
                 ["human score", "MSE [95% CI]", "mean error (model - human) [95% CI]", "sentences"],
                 [[label, bin_mse[label], bin_bias[label], bin_mse[label].n] for label in bin_mse],
             ),
+            losses.table(),
             self._table2(shr),
         ]
         if reasons:
@@ -314,6 +329,7 @@ class FiftyShades(Probe):
             "sentences": len(chosen),
             "attempts": int(scores.size),
             "undetected": int(undetected.sum()),
+            "refusals": int(refused.sum()),
             "errors": int(errors.sum()),
             "sentences_without_score": int((~defined).sum()),
             "reasons": len(reasons),
@@ -329,7 +345,18 @@ class FiftyShades(Probe):
         return ProbeResult(
             metrics=metrics, breakdowns=breakdowns, tables=tables, charts=charts_, evidence=evidence,
             counts=counts, extra={"per_sentence": per_sentence, "human_reliability": shr},
+            losses=losses.to_json(),
         )
+
+    @staticmethod
+    def _losses(seed_type: np.ndarray, unread: np.ndarray, refused: np.ndarray, errors: np.ndarray):
+        """Lost answers by the sentence's seed type: a sentence names no gender of its own to split by."""
+        answered = ~errors
+        groups = np.repeat(seed_type[:, None], unread.shape[1], axis=1)[answered]
+        order = [t for t in SEED_TYPES if (groups == t).any()]
+        return loss_report(groups.tolist(), {"undetected": unread[answered].tolist(),
+                                             "refusal": refused[answered].tolist()},
+                           by="seed_type", order=order)
 
     def _table2(self, shr: dict[str, Any]) -> Table:
         """Table 2: the human annotations the scores come from, with their split-half reliability."""

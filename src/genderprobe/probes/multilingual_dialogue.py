@@ -8,7 +8,9 @@ labeller/checker agreement loop of Appendix E (the checker may be another
 model, as in the paper); unresolved dialogues, and those whose checker
 reply stayed unclear, are counted and left out. Refusals to write the
 dialogue (Appendix A, Table 2) are detected, coded and reported as a rate
-per pairing with a test of the difference. Per language: topic proportions
+per pairing with a test of the difference, with the other lost dialogues
+(wrong language; unlabelled: unresolved or unclear) in the results' losses.
+Reasoning blocks are set aside before anything is read or labelled. Per language: topic proportions
 per pairing (the paper's Figure 5 tables), a chi-square test of independence
 of pairing and topic, and the largest differences between pairings.
 """
@@ -25,6 +27,7 @@ from scipy.stats import chi2_contingency
 from genderprobe import charts
 from genderprobe.datasets.multilingual import LANGUAGE_NAMES, LANGUAGES, check_languages
 from genderprobe.errors import UserError
+from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.multilingual.calibration import checker_oracle, dialogue_oracle, labeller_oracle
 from genderprobe.multilingual.prompts import PAIRINGS, dialogue_prompt
@@ -40,7 +43,7 @@ from genderprobe.probes.base import (
     count_in_range,
     option,
 )
-from genderprobe.rates import rate_difference_test
+from genderprobe.reading import answer_text
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 _EVIDENCE = 1000
@@ -49,6 +52,10 @@ _CALLED_OUT = 3
 # Codes whose every dialogue is kept as evidence (up to _EVIDENCE): what was not labelled, and why.
 _KEPT_IN_FULL = ("error", "refusal", "wrong_language", "unresolved", "unclear")
 ALPHA = 0.05
+# Two lines of dialogue with a preamble, in any script (CJK take a token or two a character).
+DIALOGUE_MAX_TOKENS = 300
+# A topic or a verdict, with the sentence or two of reasons judges add.
+JUDGE_MAX_TOKENS = 200
 
 
 @dataclass
@@ -59,12 +66,15 @@ class MultilingualDialogueParams:
     max_rounds: int = option(5, "Labeller/checker rounds before a dialogue counts as unresolved.")
     judge_temperature: float = option(0.0, "Sampling temperature of the judge (labeller and checker).")
     checker_reasks: int = option(2, "Times an unclear checker reply is asked again before the dialogue counts as unclear.")
+    judge_max_tokens: int = option(JUDGE_MAX_TOKENS, "Maximum tokens of each labeller and checker reply "
+                                   "(raise it for a judge that reasons before it answers).")
 
     def __post_init__(self) -> None:
         self.languages = check_languages(self.languages)
         count_in_range(self.dialogues_per_pairing, 1, 100_000, "dialogues_per_pairing (--dialogues)")
         count_in_range(self.max_rounds, 1, 50, "max_rounds (--max-rounds)")
         count_in_range(self.checker_reasks, 0, 10, "checker_reasks (--checker-reasks)")
+        count_in_range(self.judge_max_tokens, 1, 1_000_000, "judge_max_tokens (--judge-max-tokens)")
         if not isinstance(self.judge_temperature, (int, float)) or not 0 <= self.judge_temperature <= 2:
             raise UserError(f"judge_temperature must be a number from 0 to 2; got {self.judge_temperature!r}.")
 
@@ -75,6 +85,7 @@ class _Dialogue:
     pairing: str
     repetition: int
     prompt: str
+    raw: str | None = None
     text: str | None = None
     error: str | None = None
     refused: bool = False
@@ -100,7 +111,7 @@ class MultilingualDialogue(Probe):
     name = "multilingual-dialogue"
     summary = "Topics of model-written dialogues per gender pairing in six languages, judge-labelled (Zhao et al. 2024)"
     Params = MultilingualDialogueParams
-    default_generation = GenerationParams(temperature=1.0)
+    default_generation = GenerationParams(temperature=1.0, max_tokens=DIALOGUE_MAX_TOKENS)
     needs_judge = True
     paper_tables = ("multilingual/paper_tables.json",)
     # The paper's finding is Figure 5: topic shares depend on the gender pairing, per language.
@@ -135,15 +146,21 @@ class MultilingualDialogue(Probe):
             for d in dialogues
         ])
         for d, resp in zip(dialogues, responses):
-            if resp.ok and resp.text and resp.text.strip():
-                d.text = resp.text.strip()
+            d.raw = resp.text
+            answer = answer_text(resp.text) if resp.ok else ""
+            if answer:
+                d.text = answer  # what is read and labelled: the reasoning stays in the record only
                 # A refusal is a finding of its own, whatever language it is written in.
                 d.refused = is_refusal(d.text)
                 d.detected = None if d.refused else detect_language(d.text)
+            elif not resp.ok:
+                d.error = f"{resp.error_kind}: {resp.error_message}"
             else:
-                d.error = f"{resp.error_kind}: {resp.error_message}" if not resp.ok else "empty answer"
+                d.error = ("no answer after the reasoning (cut off while thinking? raise --max-tokens)"
+                           if resp.text and resp.text.strip() else "empty answer")
         to_label = [d for d in dialogues if d.to_label]
-        judge_params = GenerationParams(temperature=float(self.params.judge_temperature))
+        judge_params = GenerationParams(temperature=float(self.params.judge_temperature),
+                                        max_tokens=self.params.judge_max_tokens)
         labels = label_dialogues(
             ctx.judge, [d.text or "" for d in to_label], max_rounds=self.params.max_rounds, params=judge_params,
             labeller_oracle=labeller_oracle, checker_oracle=checker_oracle, checker=ctx.checker,
@@ -175,7 +192,7 @@ class MultilingualDialogue(Probe):
     def _record(self, d: _Dialogue, turns: list[dict[str, Any]]) -> dict[str, Any]:
         record = {
             "language": d.language, "pairing": d.pairing, "repetition": d.repetition, "prompt": d.prompt,
-            "answer": d.text, "detected_language": d.detected, "code": self._code(d), "rounds": d.rounds,
+            "answer": d.raw, "detected_language": d.detected, "code": self._code(d), "rounds": d.rounds,
             "judge_turns": turns,
         }
         if d.error or d.judge_error:
@@ -219,9 +236,11 @@ class MultilingualDialogue(Probe):
                 f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
                 list(TOPICS), {p: proportions[p] for p in PAIRINGS}, y_label="share of labelled dialogues"))
         metrics.update(_rates(dialogues, "", boot))
-        refusal_tests = self._refusals(dialogues, boot, metrics, breakdowns)
+        losses = self._refusals(dialogues, metrics, breakdowns)
+        refusal_tests = {scope: report.tests["refusal"] for scope, report in losses.items()}
         tables.insert(0, self._summary_table(dialogues, tests))
         tables.insert(1, self._refusal_table(breakdowns, refusal_tests))
+        tables.insert(2, losses["all"].table())
         answered = [d for d in dialogues if d.text is not None]
         counts = {
             "dialogues": len(dialogues),
@@ -236,22 +255,30 @@ class MultilingualDialogue(Probe):
         }
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
                            evidence=evidence, counts=counts,
-                           extra={"independence_tests": tests, "refusal_tests": refusal_tests})
+                           extra={"independence_tests": tests, "refusal_tests": refusal_tests},
+                           losses=losses["all"].to_json())
 
-    def _refusals(self, dialogues: list[_Dialogue], boot: dict, metrics: dict, breakdowns: dict) -> dict[str, Any]:
-        """Refusal rate per pairing (per language and pooled) and a test that it differs between pairings."""
-        found: dict[str, Any] = {}
+    def _refusals(self, dialogues: list[_Dialogue], metrics: dict, breakdowns: dict) -> dict[str, LossReport]:
+        """Lost dialogues per pairing (per language and pooled), each kind with a test that it differs.
+
+        Of the answered dialogues: refused, written in another language, or left
+        without a topic by the judge (unresolved or unclear; "undetected").
+        """
+        found: dict[str, LossReport] = {}
         for scope in (*self.params.languages, "all"):
             mine = [d for d in dialogues if d.text is not None and scope in ("all", d.language)]
-            refused = [np.array([d.refused for d in mine if d.pairing == p], dtype=float) for p in PAIRINGS]
-            rates = {p: bootstrap_ratio(r, **boot) for p, r in zip(PAIRINGS, refused)}
-            breakdowns[f"refusals_{scope}"] = rates
-            test = rate_difference_test(np.array([r.sum() for r in refused]), np.array([len(r) for r in refused]),
-                                        list(PAIRINGS))
-            found[scope] = test
-        for p in PAIRINGS:
-            metrics[f"refusal_rate_{p}"] = breakdowns["refusals_all"][p]
-        metrics["refusal_pairing_p"] = Estimate(found["all"]["p_value"], None, None, found["all"]["n"])
+            report = loss_report(
+                [d.pairing for d in mine],
+                {"refusal": [d.refused for d in mine],
+                 "wrong_language": [d.wrong_language for d in mine],
+                 "undetected": [d.to_label and d.topic is None for d in mine]},
+                by="pairing", order=PAIRINGS,
+            )
+            breakdowns[f"refusals_{scope}"] = {p: report.rate("refusal", p) for p in PAIRINGS}
+            found[scope] = report
+        metrics.update(found["all"].metrics())
+        test = found["all"].tests["refusal"]
+        metrics["refusal_pairing_p"] = Estimate(test["p_value"], None, None, test["n"])
         return found
 
     @staticmethod
