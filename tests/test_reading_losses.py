@@ -59,3 +59,14 @@ def test_the_warning_appears_when_most_answers_are_unread_and_names_what_helps()
     few = loss_report(genders, {"undetected": [i % 10 == 0 for i in range(100)]}).to_json()
     assert unread_warnings(few, supports_option_scoring=True, scored=False, max_tokens=300) == []
     assert unread_warnings(None, supports_option_scoring=True, scored=False, max_tokens=300) == []
+
+
+def test_a_report_from_counts_equals_one_from_flags():
+    from genderprobe.losses import loss_report_from_counts
+
+    genders = ["female"] * 10 + ["male"] * 10
+    flags = {"undetected": [True] * 3 + [False] * 7 + [True] + [False] * 9}
+    a = loss_report(genders, flags, order=["female", "male"]).to_json()
+    b = loss_report_from_counts({"undetected": {"female": (3, 10), "male": (1, 10)}}, order=["female", "male"])
+    assert a == b.to_json()
+    assert wilson(10, 10).ci_high == 1.0 and wilson(0, 10).ci_low == 0.0

@@ -37,7 +37,10 @@ def wilson(events: int, n: int) -> Estimate:
     p = events / n
     centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / (1 + Z95**2 / n)
-    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n)
+    # At 0 and at n the bound is exactly 0 or 1; rounding would leave 5.6e-17.
+    low = 0.0 if events == 0 else max(0.0, centre - half)
+    high = 1.0 if events == n else min(1.0, centre + half)
+    return Estimate(p, low, high, n)
 
 
 @dataclass
@@ -84,22 +87,32 @@ class LossReport:
         }
 
 
+def loss_report_from_counts(counts: Mapping[str, Mapping[str, tuple[int, int]]], *, by: str = "gender",
+                            order: Sequence[str] | None = None) -> LossReport:
+    """The same report from counts already made: kind -> group -> (lost, attempts).
+
+    For runs too large to keep one flag per attempt (RelationshipLevy's full space).
+    """
+    names = list(order) if order is not None else sorted({g for per in counts.values() for g in per})
+    table = {kind: {g: (int(per[g][0]), int(per[g][1])) if g in per else (0, 0) for g in names}
+             for kind, per in counts.items()}
+    tests = {kind: rate_difference_test(np.array([per[g][0] for g in names]), np.array([per[g][1] for g in names]),
+                                        names) for kind, per in table.items()}
+    return LossReport(by, names, table, tests)
+
+
 def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by: str = "gender",
                 order: Sequence[str] | None = None) -> LossReport:
     """Attempts' group labels and, per kind ("undetected", "refusal"), whether each attempt was lost that way."""
     labels = np.asarray(list(groups), dtype=object)
     names = list(order) if order is not None else sorted({str(g) for g in labels})
     counts: dict[str, dict[str, tuple[int, int]]] = {}
-    tests: dict[str, dict[str, Any]] = {}
     for kind, flags in lost.items():
         flags_arr = np.asarray(list(flags), dtype=bool)
         if flags_arr.shape != labels.shape:
             raise ValueError(f"{kind}: {flags_arr.size} flags for {labels.size} attempts")
-        per = {g: (int(flags_arr[labels == g].sum()), int((labels == g).sum())) for g in names}
-        counts[kind] = per
-        tests[kind] = rate_difference_test(np.array([per[g][0] for g in names]),
-                                           np.array([per[g][1] for g in names]), names)
-    return LossReport(by, names, counts, tests)
+        counts[kind] = {g: (int(flags_arr[labels == g].sum()), int((labels == g).sum())) for g in names}
+    return loss_report_from_counts(counts, by=by, order=names)
 
 
 UNREAD_WARNING_SHARE = 0.5

@@ -25,7 +25,7 @@ from genderprobe import charts
 from genderprobe.datasets.demet import TOPICS, Scenario, scenarios
 from genderprobe.datasets.names import RACES, bloomberg_by_gender
 from genderprobe.errors import UserError
-from genderprobe.losses import loss_report
+from genderprobe.losses import loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import (
     Headline,
@@ -454,16 +454,10 @@ class _Accumulator:
         self.prob_male[start : start + n] = np.where(scored > 0, mean, np.nan)
 
     def loss_report(self):
-        """Undetected (refusals among them) and refused answers by the gender of option (a)."""
-        groups: list[str] = []
-        flags: dict[str, list[bool]] = {kind: [] for kind in self.lost}
-        for g in LOSS_GROUPS:
-            n = self.lost["undetected"][g][1]
-            groups += [g] * n
-            for kind in self.lost:
-                lost = self.lost[kind][g][0]
-                flags[kind] += [True] * lost + [False] * (n - lost)
-        return loss_report(groups, flags, by=LOSS_BY, order=LOSS_GROUPS)
+        """Undetected (refusals among them) and refused answers by the gender of option (a).
+
+        Built from running counts, so the full space needs no flag per attempt."""
+        return loss_report_from_counts(self.lost, by=LOSS_BY, order=LOSS_GROUPS)
 
     def collect_evidence(self, code: int, record: dict) -> None:
         if code in self.full_evidence:
