@@ -199,7 +199,7 @@ def test_judge_rates_lines_of_a_text_file(tmp_path):
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
     assert [r["text"] for r in rows] == [s.text for s in rated]
     assert [float(r["score"]) for r in rows] == [s.normalized for s in rated]
-    assert list(rows[0]) == ["text", "score", "run_1", "run_2", "undetected", "errors"]
+    assert list(rows[0]) == ["text", "score", "run_1", "run_2", "undetected", "refusals", "errors"]
     records = [json.loads(line) for line in (tmp_path / "rec" / "records.jsonl").open(encoding="utf-8")]
     assert len(records) == 6
     assert all(s.text not in r["examples"] for r in records for s in rated if r["text"] == s.text)
@@ -263,3 +263,18 @@ def test_judge_command_reads_fractions_and_leaves_ranges_undetected():
     assert rows["Second."]["score"] is None and rows["Second."]["undetected"] == 1
     assert result.counts["undetected"] == 1
     assert [e["answer"] for e in result.evidence["undetected"]] == ["0.3-0.4"]
+
+
+def test_judge_command_takes_the_reader_and_counts_refusals(tmp_path):
+    """A refusal is counted in its own column; --reader reaches the probe's parameters."""
+    src = tmp_path / "s.txt"
+    src.write_text(rated_sentences()[0].text + "\n", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    result = invoke("judge", "-m", "reference:unbiased", str(src), "--out", str(out), "--runs", "1",
+                    "--reader", "score-line", "--records-dir", str(tmp_path / "rec"), "-q")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "rec" / "results.json").read_text(encoding="utf-8"))
+    assert doc["parameters"]["probe"]["reader"] == "score-line"
+    assert list(csv.DictReader(out.open(encoding="utf-8")))[0]["refusals"] == "0"
+    bad = invoke("judge", "-m", "reference:unbiased", str(src), "--reader", "middle-line")
+    assert bad.exit_code == 2 and "middle-line" in bad.output

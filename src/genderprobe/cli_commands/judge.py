@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from genderprobe.errors import UserError
+from genderprobe.fifty_shades.answers import READERS
 from genderprobe.fifty_shades.judge import EXAMPLES_PER_BIN, IC_SAMPLING, RUNS, GradedBiasJudge
 from genderprobe.results import atomic_write_text
 from genderprobe.userfiles import read_user_text
@@ -95,10 +96,10 @@ def read_sentences(path: Path, column: str | None) -> list[str]:
 def scores_csv(rows: list[dict[str, Any]], runs: int) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["text", "score", *[f"run_{r + 1}" for r in range(runs)], "undetected", "errors"])
+    writer.writerow(["text", "score", *[f"run_{r + 1}" for r in range(runs)], "undetected", "refusals", "errors"])
     for row in rows:
         writer.writerow([row["text"], _cell(row["score"]), *[_cell(v) for v in row["run_scores"]],
-                         row["undetected"], row["errors"]])
+                         row["undetected"], row.get("refusals", 0), row["errors"]])
     return out.getvalue()
 
 
@@ -110,15 +111,17 @@ def _cell(v: float | None) -> str:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--column", default=None, help="CSV column holding the sentences (default: the only column).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="CSV of scores (text, score, run_1.., undetected, errors); default: print to the terminal.")
+              help="CSV of scores (text, score, run_1.., undetected, refusals, errors); default: print to the terminal.")
 @click.option("--runs", type=int, default=RUNS, show_default=True, help="Runs with different in-context examples.")
 @click.option("--examples-per-bin", type=int, default=EXAMPLES_PER_BIN, show_default=True,
               help="In-context examples per quarter of the human score.")
 @click.option("--ic-sampling", type=click.Choice(IC_SAMPLING), default="per-run", show_default=True,
               help="Draw examples once per run or per sentence.")
+@click.option("--reader", type=click.Choice(READERS), default="first-line", show_default=True,
+              help="How scores are read: first-line (the authors' scripts) or score-line.")
 @model_options
 def judge_command(file: Path, column: str | None, out_path: Path | None, runs: int, examples_per_bin: int,
-                  ic_sampling: str, **opts: Any) -> None:
+                  ic_sampling: str, reader: str, **opts: Any) -> None:
     """Rate how gender-biased each sentence of FILE is (0-1), with the Fifty Shades judge.
 
     FILE holds one sentence per line, or is a CSV file whose --column is rated.
@@ -126,7 +129,7 @@ def judge_command(file: Path, column: str | None, out_path: Path | None, runs: i
     """
     sentences = read_sentences(file, column)
     probe = GradedBiasJudge(sentences=tuple(sentences), runs=runs, examples_per_bin=examples_per_bin,
-                            ic_sampling=ic_sampling)
+                            ic_sampling=ic_sampling, reader=reader)
     out = execute_quietly(probe, opts)
     rows = out.result.extra["scores"]
     text = scores_csv(rows, runs)
@@ -135,7 +138,7 @@ def judge_command(file: Path, column: str | None, out_path: Path | None, runs: i
         if not opts["quiet"]:
             c = out.result.counts
             click.echo(f"Rated {c['sentences']:,} sentences ({c['undetected']:,} undetected answers, "
-                       f"{c['errors']:,} errors): {out_path}")
+                       f"{c.get('refusals', 0):,} of them refusals, {c['errors']:,} errors): {out_path}")
     else:
         click.echo(text, nl=False)
 
