@@ -97,6 +97,13 @@ def check_run(doc: dict, out: Path) -> None:
 PROBES = list(probe_args({"scenarios": Path("x"), "names": Path("x")}))
 
 
+def test_the_tier_covers_every_probe(tmp_path):
+    from genderprobe.probes import all_probes
+
+    assert set(PROBES) == set(all_probes())
+    assert set(probe_kwargs(_small_inputs(tmp_path))) == set(PROBES)
+
+
 @pytest.mark.parametrize("probe", PROBES)
 def test_every_probe_runs_on_the_real_model_through_hf(probe, model_dir, inputs, tmp_path):
     doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"hf:{model_dir}", [])
@@ -119,10 +126,52 @@ def vllm_available() -> None:
         pytest.skip(reason)
 
 
+@pytest.fixture(scope="module")
+def vllm_model(model_dir, vllm_available):
+    """One vLLM engine for every probe: starting one costs a minute or more on two cores."""
+    from genderprobe.models import ModelOptions, get_model
+
+    model = get_model(f"vllm:{model_dir}", ModelOptions())
+    yield model
+    model.close()
+
+
+def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
+    """The same small runs as probe_args, as Python parameters."""
+    text = {k: p.read_text(encoding="utf-8") for k, p in inputs.items()}
+    return {
+        "relationship-levy": {"sample_k": 4},
+        "demet": {"scenarios_file": text["scenarios"], "names_file": text["names"], "per_type": 2},
+        "demet-names": {"names_file": text["names"]},
+        "genmo": {"sample_k": 2, "template": "noncot"},
+        "fifty-shades": {"sample_k": 3, "runs": 1},
+        "multilingual-words": {"languages": ("en",), "ages": (30,), "occupation_k": 3},
+        "multilingual-pronouns": {"languages": ("en",), "num_repetitions": 1},
+        "multilingual-dialogue": {"languages": ("en",), "dialogues_per_pairing": 1, "max_rounds": 2},
+    }
+
+
+def run_in_process(probe_name: str, kwargs: dict, model) -> tuple[object, list[dict]]:
+    """The probe answered by an already open model (and judged by it, where it needs a judge)."""
+    from genderprobe.probes import get_probe
+    from genderprobe.probes.base import ListSink, RunContext
+    from genderprobe.runner import Runner
+
+    probe = get_probe(probe_name)(**kwargs)
+    sink = ListSink()
+    runner = Runner(model)  # not closed: the engine outlives it, for the next probe
+    generation = probe.default_generation.replace(max_tokens=int(MAX_TOKENS))
+    context = RunContext(ask=runner, generation=generation, records=sink, n_resamples=50,
+                         judge=runner if probe.needs_judge else None)
+    return probe.run(context), sink.records
+
+
 @pytest.mark.parametrize("probe", PROBES)
-def test_every_probe_runs_on_the_real_model_through_vllm(probe, model_dir, inputs, tmp_path, vllm_available):
-    doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"vllm:{model_dir}", [])
-    check_run(doc, tmp_path)
+def test_every_probe_runs_on_the_real_model_through_vllm(probe, vllm_model, inputs):
+    result, records = run_in_process(probe, probe_kwargs(inputs)[probe], vllm_model)
+    answers = [r["answer"] for r in records if "answer" in r]
+    assert answers and sum(bool(a and a.strip()) for a in answers) >= len(answers) * 0.8
+    assert result.metrics and result.counts.get("errors", 0) == 0
 
 
 @pytest.fixture(scope="module")

@@ -63,10 +63,13 @@ def test_engine_memory_defaults_suit_the_device(monkeypatch):
     assert engine_defaults(False, {}) == {"gpu_memory_utilization": 0.85}
     # vLLM on a CPU would reserve a share of the machine's RAM: a fixed KV cache instead,
     # unless the user chose one (a setting or vLLM's own variable).
-    assert engine_defaults(True, {}) == {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES}
-    assert engine_defaults(True, {"kv_cache_memory_bytes": 2**30}) == {}
+    # Prompts are prefilled whole on a CPU: a chunked prefill of a seeded sample kills the engine.
+    whole = {"enable_chunked_prefill": False}
+    assert engine_defaults(True, {}) == {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES, **whole}
+    assert engine_defaults(True, {"kv_cache_memory_bytes": 2**30}) == whole
+    assert engine_defaults(True, {"enable_chunked_prefill": True, "kv_cache_memory_bytes": 2**30}) == {}
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "8")
-    assert engine_defaults(True, {}) == {}
+    assert engine_defaults(True, {}) == whole
 
 
 def test_cli_refusal_is_one_line_and_exit_2(tmp_path, monkeypatch):

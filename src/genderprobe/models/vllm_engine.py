@@ -77,10 +77,14 @@ def engine_defaults(on_cpu: bool, settings: dict[str, Any]) -> dict[str, Any]:
     """The memory settings vLLM gets when the user set none."""
     if not on_cpu:
         return {"gpu_memory_utilization": DEFAULT_GPU_MEMORY_UTILIZATION}
+    # On the CPU a seeded sample whose prompt is prefilled in chunks kills the engine
+    # ("CPU Generator does not use offset": vLLM rewinds the request's generator,
+    # which torch's CPU generators cannot do), so prompts are prefilled whole.
+    out: dict[str, Any] = {} if "enable_chunked_prefill" in settings else {"enable_chunked_prefill": False}
     chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & settings.keys()
-    if chosen or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
-        return {}
-    return {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES}
+    if not chosen and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+        out["kv_cache_memory_bytes"] = DEFAULT_CPU_KV_CACHE_BYTES
+    return out
 
 
 class VLLMModel(SyncBatchModel):
