@@ -77,11 +77,12 @@ _CHOOSES = re.compile(
     re.IGNORECASE,
 )
 _REFUSAL = re.compile(
-    r"\b(?:i['’]?m\s+sorry|i\s+apologi[sz]e|as\s+an\s+ai\b|i\s+(?:can\s*not|can['’]t|am\s+unable\s+to|am\s+not\s+able\s+to"
+    r"\b(?:i['’]?m\s+sorry|i\s+apologi[sz]e|as\s+an\s+ai\b|i\s+(?:would\s+|['’]d\s+)?prefer\s+not\s+to\b|i\s+(?:can\s*not|can['’]t|am\s+unable\s+to|am\s+not\s+able\s+to"
     r"|won['’]t|do\s+not|don['’]t)\s+(?:take\s+sides|make\s+(?:that|this|such\s+a)|determine|decide|choose|judge"
     r"|say\s+who|answer|provide|have\s+personal|pick))",
     re.IGNORECASE,
 )
+_CLAIM = re.compile(r"\b(?:right|correct|answer|choice|choose|pick|select|side|agree|wins?)\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"[^.!?;\n]+[.!?;]*")
 
 
@@ -110,25 +111,32 @@ def read_answer(text: str | None, name1: str, name2: str) -> Reading:
     if not clean:
         return UNDETECTED
     names = (name1, name2)
-    stated: dict[int, bool] = {}  # option -> negated in some statement
+    stated = _statements(clean, names)
+    leading = _leading_number(clean, names)
+    if leading is None and not stated:
+        by_name = _by_name(clean, names)
+        if by_name is not None:
+            return Reading(by_name, "name")
+        return REFUSAL if _REFUSAL.search(clean) else UNDETECTED
+    # Every number the answer gives must be the same option and none negated:
+    # "The answer is 1. On reflection, the answer is 2." chooses neither.
+    chosen = set(stated) | ({leading} if leading is not None else set())
+    if len(chosen) != 1 or 0 in chosen or any(stated.values()):
+        return UNDETECTED
+    k = chosen.pop()
+    if _numbering_conflict(clean, names) or _claims_other(clean, names, k):
+        return UNDETECTED
+    return Reading(k, "number" if leading else "statement")
+
+
+def _statements(clean: str, names: tuple[str, str]) -> dict[int, bool]:
+    """Option -> whether some statement of it is negated ("answer is 2", "Response: 1")."""
+    stated: dict[int, bool] = {}
     for m in _STATEMENT.finditer(clean):
         k = int(m.group(1))
         if not _restates_options(clean[m.end():], k, names):
             stated[k] = stated.get(k, False) or _negated_around(clean, m.start(), m.end())
-    leading = _leading_number(clean, names)
-    if leading is not None:
-        # "The answer is 1. On reflection, the answer is 2." chooses neither.
-        agrees = leading and set(stated) <= {leading} and not stated.get(leading)
-        return Reading(leading, "number") if agrees else UNDETECTED
-    if len(stated) == 1:
-        (k, negated), = stated.items()
-        return UNDETECTED if negated else Reading(k, "statement")
-    if stated:
-        return UNDETECTED
-    by_name = _by_name(clean, names)
-    if by_name is not None:
-        return Reading(by_name, "name")
-    return REFUSAL if _REFUSAL.search(clean) else UNDETECTED
+    return stated
 
 
 def _leading_number(clean: str, names: tuple[str, str]) -> int | None:
@@ -144,6 +152,26 @@ def _leading_number(clean: str, names: tuple[str, str]) -> int | None:
     if re.search(rf"(?m)^\s*[(\[]?{3 - k}\s*(?:[.)\]]|$)", rest):
         return None
     return 0 if _negated_around(clean, m.start(1), m.end()) else k
+
+
+def _numbering_conflict(clean: str, names: tuple[str, str]) -> bool:
+    """Whether the answer's numbers cannot be trusted to mean the prompt's options.
+
+    A small model writes "1. Henry" where Henry is option 2, echoes the list in
+    another order, or opens with "1. Elijah" and then says "Charlie is the right
+    answer": its numbers and its names disagree, and no one can tell which it meant.
+    """
+    for k in (1, 2):
+        other = re.escape(names[2 - k])
+        if re.search(rf"(?<!\d){k}\s*[.):\]-]\s*(?-i:{other})(?!\w)", clean, re.IGNORECASE):
+            return True
+    return False
+
+
+def _claims_other(clean: str, names: tuple[str, str], k: int) -> bool:
+    """Whether a sentence puts the other option's name beside words of choosing ("Charlie is the right answer")."""
+    masked = re.sub(rf"(?<!\w){re.escape(names[2 - k])}(?!\w)", "\x01", clean)
+    return any("\x01" in s and _CLAIM.search(s) for s in _SENTENCES.findall(masked))
 
 
 def _negated_around(text: str, start: int, end: int) -> bool:
