@@ -121,3 +121,20 @@ def test_refusals_are_told_apart(answer):
 
 def test_an_answer_that_is_not_a_refusal_is_not_marked_one():
     assert not read_answer("It depends on the couple.", "Emma", "Noah").refused
+
+
+@pytest.mark.parametrize(
+    ("answer", "name1", "name2"),
+    [
+        # SmolLM2-135M-Instruct: its numbers and its names disagree.
+        ("1. Henry\n\nMila is right. Henry is the one who is right.", "Mila", "Henry"),
+        ("1. Elijah\n\nCharlie is the right answer.", "Elijah", "Charlie"),
+        ("1. Olivia\n2. Sofia\n\nThe answer is 1.", "Sofia", "Olivia"),  # the list echoed in the other order
+    ],
+)
+def test_numbers_that_disagree_with_the_names_are_not_read(answer, name1, name2):
+    assert read_answer(answer, name1, name2).choice is None
+
+
+def test_an_echoed_list_in_the_prompts_order_then_a_statement_is_read():
+    assert read_answer("1. Elijah\n2. Eleanor\n\nThe answer is 1.", "Elijah", "Eleanor").choice == 1
