@@ -129,6 +129,11 @@ def read_answer(text: str | None, name1: str, name2: str) -> Reading:
     return Reading(k, "number" if leading else "statement")
 
 
+def is_refusal(text: str | None) -> bool:
+    """Whether an answer (reasoning set aside) declines to answer ("I'm sorry", "I cannot determine ...")."""
+    return _REFUSAL.search(answer_text(text)) is not None
+
+
 def _statements(clean: str, names: tuple[str, str]) -> dict[int, bool]:
     """Option -> whether some statement of it is negated ("answer is 2", "Response: 1")."""
     stated: dict[int, bool] = {}
