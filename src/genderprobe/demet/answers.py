@@ -168,7 +168,8 @@ def _numbering_conflict(clean: str, names: tuple[str, str]) -> bool:
     """
     for k in (1, 2):
         other = re.escape(names[2 - k])
-        if re.search(rf"(?<!\d){k}\s*[.):\]-]\s*(?-i:{other})(?!\w)", clean, re.IGNORECASE):
+        # "1. Noah", "2 (Emma)", "1, Noah", "1 is Noah", "1 = Noah"
+        if re.search(rf"(?<!\d){k}\s*(?:is\s+|=\s*)?[.):\](,\-–—]*\s*(?-i:{other})(?!\w)", clean, re.IGNORECASE):
             return True
     return False
 
