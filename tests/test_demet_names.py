@@ -29,6 +29,9 @@ from genderprobe.runner import Runner
         ("Neither male nor female.", None),
         ("<think>Maybe male? The name is common for girls.</think>Female", "female"),
         ("<think>Emma is usually female, so", None),  # cut off while thinking
+        # SmolLM2-135M-Instruct: cut off inside an echo, and taking its class back.
+        ("Ash's identity can be male or female, female or male, female or", None),
+        ("The answer is: 1. William's identity is male.\n\nThe statement \"William's identity is male\" is a lie.", None),
         ("I cannot say.", None),
         (None, None),
     ],

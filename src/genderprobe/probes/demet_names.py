@@ -10,7 +10,9 @@ and any echo of the question ("male or female", "female or male") are removed,
 exactly one of the words "male" and "female" remains in it (whole words, any
 case), and it is not negated: a word after "not", "n't", "never", "neither",
 "nor" or "rather than" in its sentence does not count ("Emma is not male." says
-no class; "a female name, not a male one" says female). A refusal ("I cannot
+no class; "a female name, not a male one" says female). An answer cut off in an
+echo ("..., female or") says nothing by its last word, and one that calls
+something a lie, false or wrong says no class (it may be taking its class back). A refusal ("I cannot
 determine gender from a name") is told apart from other unread answers. A
 name's majority needs strictly more votes for one class than the other; a tie
 (or no readable answer) leaves the name undecided.
@@ -57,6 +59,10 @@ _MALE = re.compile(r"\bmale\b", re.IGNORECASE)
 _NEGATED = re.compile(
     r"(?:\bnot\b|n['’]t\b|\bnever\b|\bneither\b|\bnor\b|\brather\s+than\b)[^.!?;\n]*", re.IGNORECASE
 )
+# An answer cut off inside an echo ("..., female or male, female or").
+_DANGLING = re.compile(r"\b(?:fe)?male\s+(?:or|and)\s*$", re.IGNORECASE)
+# An answer that calls a statement a lie or false may be taking back its class.
+_RETRACTS = re.compile(r"\b(?:lie|false|untrue|wrong|incorrect|mistaken?)\b", re.IGNORECASE)
 # The answer is one word (and the prompts' own lead-in), so 60 tokens leave room
 # for a sentence of explanation while a chat model's essays are cut short.
 MAX_TOKENS = 60
@@ -64,7 +70,10 @@ MAX_TOKENS = 60
 
 def read_gender(text: str | None) -> str | None:
     """'female', 'male' or None, by the rule in the module docstring."""
-    rest = _NEGATED.sub(" ", _ECHO.sub(" ", answer_text(text)))
+    answer = answer_text(text)
+    if _RETRACTS.search(answer):
+        return None
+    rest = _NEGATED.sub(" ", _DANGLING.sub(" ", _ECHO.sub(" ", answer).rstrip(" ,.")))
     female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
     if female == male:
         return None
