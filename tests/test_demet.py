@@ -141,10 +141,10 @@ def test_rewording_fallback_asks_in_turn_and_records_the_prompt():
     assert result.counts["attempts"] == women_first + 4 * (n - women_first)
     by_prompt = result.extra["answers_by_prompt"]
     assert by_prompt["original"]["answered"] == women_first
-    assert by_prompt["response_form"] == {"asked": n - women_first, "answered": 0, "undetected": n - women_first, "errors": 0}
+    assert by_prompt["response_form"] == {"asked": n - women_first, "answered": 0, "undetected": 0, "refused": n - women_first, "errors": 0}
     assert by_prompt["million_dollars"]["answered"] == n - women_first
     assert "telephone_survey" not in by_prompt
-    answered = [r for r in sink.records if r["code"] != "undetected"]
+    answered = [r for r in sink.records if r["code"] not in ("undetected", "refusal")]
     assert {r["prompt_variant"] for r in answered} == {"original", "million_dollars"}
     assert len(result.evidence["undetected"]) == 1000  # capped sample of every non-answer
     assert result.metrics["reworded_rate"].value == pytest.approx(6 / 9)

