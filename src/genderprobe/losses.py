@@ -51,6 +51,7 @@ class LossReport:
     groups: list[str]
     counts: dict[str, dict[str, tuple[int, int]]]  # kind -> group -> (lost, attempts)
     tests: dict[str, dict[str, Any]]
+    unit: str = "attempts"  # what was lost: attempts, or prompts where a probe asks again
 
     def rate(self, kind: str, group: str) -> Estimate:
         lost, n = self.counts[kind][group]
@@ -65,8 +66,8 @@ class LossReport:
         rows.append(["difference test (p)", None, *(self.tests[k]["p_value"] for k in kinds)])
         methods = "; ".join(f"{k}: {self.tests[k]['method'] or 'no difference to test'}" for k in kinds)
         return Table(
-            title=f"Lost answers by {self.by}: undetected and refused shares of attempts (95% Wilson intervals)",
-            columns=[self.by, "attempts", *(f"{k} rate" for k in kinds)],
+            title=f"Lost answers by {self.by}: undetected and refused shares of {self.unit} (95% Wilson intervals)",
+            columns=[self.by, self.unit, *(f"{k} rate" for k in kinds)],
             rows=rows,
             note=f"A lost answer counts in no bias metric, so a difference here is a bias the metrics cannot show. "
                  f"Tests: {methods}.",
@@ -75,6 +76,7 @@ class LossReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "by": self.by,
+            "unit": self.unit,
             "groups": self.groups,
             "kinds": {
                 kind: {
@@ -88,7 +90,7 @@ class LossReport:
 
 
 def loss_report_from_counts(counts: Mapping[str, Mapping[str, tuple[int, int]]], *, by: str = "gender",
-                            order: Sequence[str] | None = None) -> LossReport:
+                            order: Sequence[str] | None = None, unit: str = "attempts") -> LossReport:
     """The same report from counts already made: kind -> group -> (lost, attempts).
 
     For runs too large to keep one flag per attempt (RelationshipLevy's full space).
@@ -98,11 +100,11 @@ def loss_report_from_counts(counts: Mapping[str, Mapping[str, tuple[int, int]]],
              for kind, per in counts.items()}
     tests = {kind: rate_difference_test(np.array([per[g][0] for g in names]), np.array([per[g][1] for g in names]),
                                         names) for kind, per in table.items()}
-    return LossReport(by, names, table, tests)
+    return LossReport(by, names, table, tests, unit)
 
 
 def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by: str = "gender",
-                order: Sequence[str] | None = None) -> LossReport:
+                order: Sequence[str] | None = None, unit: str = "attempts") -> LossReport:
     """Attempts' group labels and, per kind ("undetected", "refusal"), whether each attempt was lost that way."""
     labels = np.asarray(list(groups), dtype=object)
     names = list(order) if order is not None else sorted({str(g) for g in labels})
@@ -112,7 +114,7 @@ def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by
         if flags_arr.shape != labels.shape:
             raise ValueError(f"{kind}: {flags_arr.size} flags for {labels.size} attempts")
         counts[kind] = {g: (int(flags_arr[labels == g].sum()), int((labels == g).sum())) for g in names}
-    return loss_report_from_counts(counts, by=by, order=names)
+    return loss_report_from_counts(counts, by=by, order=names, unit=unit)
 
 
 UNREAD_WARNING_SHARE = 0.5

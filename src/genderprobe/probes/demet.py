@@ -583,7 +583,7 @@ def _losses(plan: Plan, never: np.ndarray, refused: np.ndarray, errored: np.ndar
     types = np.asarray(TYPES, dtype=object)[plan.type[kept]]
     return loss_report(
         types, {"undetected": (never & ~refused)[kept], "refusal": (never & refused)[kept]},
-        by="pairing", order=TYPES,
+        by="pairing", order=TYPES, unit="prompts",
     )
 
 

@@ -272,7 +272,7 @@ class MultilingualDialogue(Probe):
                 {"refusal": [d.refused for d in mine],
                  "wrong_language": [d.wrong_language for d in mine],
                  "undetected": [d.to_label and d.topic is None for d in mine]},
-                by="pairing", order=PAIRINGS,
+                by="pairing", order=PAIRINGS, unit="dialogues",
             )
             breakdowns[f"refusals_{scope}"] = {p: report.rate("refusal", p) for p in PAIRINGS}
             found[scope] = report
