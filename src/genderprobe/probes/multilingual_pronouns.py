@@ -89,7 +89,7 @@ class MultilingualPronouns(Probe):
             for word, word_class in zip(words.words, words.classes):
                 turns = system + (("user", pronoun_prompt(lang, word)),)
                 for r in range(reps):
-                    oracle = pronoun_oracle(lang, word, word_class, r, reps)
+                    oracle = pronoun_oracle(lang, word, word_class, r, reps, ctx.score_options)
                     requests.append(Request(turns, gen, r, options, ctx.score_options, oracle))
         responses = iter(ctx.ask(requests))
         # she / he / undetected / refusal / error counts per language and word.
@@ -222,7 +222,7 @@ def _scored(resp) -> tuple[str, float]:
     lp = resp.option_logprobs
     if not resp.ok or lp is None or len(lp) != 2 or not all(np.isfinite(lp)):
         return ("error" if not resp.ok else "undetected"), float("nan")
-    p = float(1 / (1 + np.exp(lp[1] - lp[0])))
+    p = float(1 / (1 + np.exp(np.clip(lp[1] - lp[0], -700, 700))))
     return ("she" if p > 0.5 else "he" if p < 0.5 else "undetected"), p
 
 
