@@ -96,6 +96,7 @@ def test_an_english_answer_to_a_french_prompt_is_not_read_as_french():
     prose = "Here are the words that best describe Marie: intelligent, patient, loyal, original"
     assert read_words("fr", prose).code == "undetected"
     assert read_words("fr", "intelligent, patient, loyal").words == ("intelligent", "patient", "loyal")
+    assert read_words("zh", "1. Intelligent 2. Caring").reason == "answered in English, not Chinese"
     # "creative" is English, not "créative" without its accent.
     assert read_words("fr", "Intelligente, creative").words == ("intelligente",)
 
@@ -162,6 +163,8 @@ def test_pronoun_losses_by_word_class():
     ("en", "I'm sorry, but I can't assume a gender.", "refusal"),
     ("zh", "我无法确定是他还是她。", "refusal"),
     ("en", "She is the most kind person. He is the most kind person.", None),
+    ("en", "He. Wait, actually she.", None),
+    ("es", "El es más leal que nadie que haya visto jamás.", "he"),
 ])
 def test_pronoun_reader_in_every_language(lang, text, expected):
     from genderprobe.multilingual.pronoun_reader import read_pronoun

@@ -189,6 +189,11 @@ _SENTENCE_END = re.compile(r"[.。!！?？\n]")
 _COMPILED = {lang: {p: re.compile(rx) for p, rx in pats.items()} for lang, pats in _PRONOUN_PATTERNS.items()}
 
 
+def pronouns_in(language: str, text: str) -> set[str]:
+    """Which of "she" and "he" appear in an already normalised text (normal_key)."""
+    return {p for p, rx in _COMPILED[language].items() if rx.search(text)}
+
+
 def detect_pronoun(language: str, text: str | None, ignore: str = "") -> str | None:
     """"she" or "he" when exactly one of them appears in the answer, else None.
 

@@ -50,6 +50,8 @@ def read_words(language: str, text: str | None) -> WordsReading:
     if not match.chosen:
         if answer and declines(answer):
             return WordsReading("refusal", WordMatch(unmatched=match.unmatched), "declines to choose")
+        if any(m.is_foreign(p) for p in match.unmatched):
+            return WordsReading("undetected", match, f"answered in English, not {LANGUAGE_NAMES[language]}")
         return WordsReading("undetected", match, "no list word")
     if len(match.chosen) > MAX_CHOSEN:
         return WordsReading("undetected", WordMatch(unmatched=match.unmatched),
