@@ -254,7 +254,7 @@ def _read_words_line(x):
 
 def test_words_corpus():
     lines = check("multilingual-words", _read_words_line, min_recall=0.8)
-    assert lines.total >= 60
+    assert lines.total >= 40
 
 
 def test_pronouns_corpus():
@@ -265,7 +265,7 @@ def test_pronouns_corpus():
         return code if code in ("she", "he") else None
 
     s = check("multilingual-pronouns", read, min_recall=0.85)
-    assert s.total >= 60
+    assert s.total >= 50
 
 
 def test_corpus_prompts_are_the_probes():
