@@ -42,8 +42,8 @@ from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count
 
 _EVIDENCE = 1000
 _SAMPLES_PER_LANGUAGE = 2
-# Ten words, each a few tokens, with numbering and, often, a header or a short
-# explanation per word: 400 tokens leaves room; 150 cut many real answers short.
+# Ten words, each a few tokens (several per character in Chinese and Japanese), with
+# numbering and often a header or a short explanation per word: 400 tokens leaves room.
 MAX_TOKENS = 400
 __all__ = ["MAX_CHOSEN", "MAX_TOKENS", "MultilingualWords"]
 _UNMATCHED_SHOWN = 15
