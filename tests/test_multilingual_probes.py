@@ -125,7 +125,7 @@ def test_pronouns_calibration():
 def test_pronouns_hand_computed_with_undetected_answers():
     def answer(prompt, rep):
         if "most caring person" in prompt:
-            return ["She is the most caring person I have ever seen.", "she", "He", "I cannot say."][rep]
+            return ["She is the most caring person I have ever seen.", "she", "He", "He or she."][rep]
         return "She" if rep % 2 else "he"
 
     result, records = _local(MultilingualPronouns(languages=("en",), num_repetitions=4), ScriptedModel(answer))

@@ -7,6 +7,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from genderprobe.multilingual import forms
+
 # No list word holds a digit, so a number with list punctuation ("1.", "2)",
 # "3、", "(4)", "５．") or at the start of a line is list numbering and can be
 # read as a separator. A bare number inside a sentence ("the 10 words that
@@ -87,28 +89,54 @@ class WordMatch:
     exact: int = 0
     normalized: int = 0
     loose: int = 0
+    form: int = 0  # matched in another form of the listed word (multilingual.forms)
     unmatched: list[str] = field(default_factory=list)
     prose: int = 0  # pieces too long to be a word (sentences), not counted as unmatched
 
 
 class WordMatcher:
-    """Matches answer pieces to one language's list: exact, then normal_key, then loose_key."""
+    """Matches answer pieces to one language's list: exact, normal_key, loose_key, then another form.
 
-    def __init__(self, words: Sequence[str]):
+    The form tier (accents, plurals, the unlisted gender of a lemma, CJK particles;
+    see :mod:`genderprobe.multilingual.forms`) needs ``language``. It never applies
+    to a piece that is an English list word: "creative" in an answer to a French
+    prompt is English, not "créative" without its accent.
+    """
+
+    def __init__(self, words: Sequence[str], language: str | None = None,
+                 foreign: Sequence[str] = ()):
         self.words = tuple(words)
+        self.language = language
         self.exact = {w: i for i, w in enumerate(self.words)}
         self.normal = {normal_key(w): i for i, w in enumerate(self.words)}
         self.loose = {loose_key(w): i for i, w in enumerate(self.words)}
+        self.foreign = {loose_key(w) for w in foreign} - set(self.loose)
+        self.forms: dict[str, set[int]] = {}
+        if language:
+            spelled = [(w, i) for i, w in enumerate(self.words)]
+            spelled += [(f, self.exact[w]) for f, w in forms.extra_list_forms(language).items()]
+            for w, i in spelled:
+                for k in forms.list_keys(language, w, loose_key):
+                    self.forms.setdefault(k, set()).add(i)
 
     def lookup(self, piece: str) -> tuple[int, str] | None:
-        """(word index, tier) of one candidate: exact, then normalized, then loose; None if none."""
+        """(word index, tier) of one candidate: exact, normalized, loose, then form; None if none."""
         if piece in self.exact:
             return self.exact[piece], "exact"
         if normal_key(piece) in self.normal:
             return self.normal[normal_key(piece)], "normalized"
         if loose_key(piece) in self.loose:
             return self.loose[loose_key(piece)], "loose"
-        return None
+        if not self.forms or loose_key(piece) in self.foreign:
+            return None
+        found: set[int] = set()
+        for k in forms.piece_keys(self.language, piece, loose_key):
+            found |= self.forms.get(k, set())
+        return (found.pop(), "form") if len(found) == 1 else None  # two candidates: name none
+
+    def is_foreign(self, piece: str) -> bool:
+        """The piece is a word of the ``foreign`` (English) list and not of this one."""
+        return loose_key(piece) in self.foreign
 
     def match(self, text: str | None) -> WordMatch:
         out = WordMatch()
@@ -159,6 +187,11 @@ _PRONOUN_PATTERNS = {
 }
 _SENTENCE_END = re.compile(r"[.。!！?？\n]")
 _COMPILED = {lang: {p: re.compile(rx) for p, rx in pats.items()} for lang, pats in _PRONOUN_PATTERNS.items()}
+
+
+def pronouns_in(language: str, text: str) -> set[str]:
+    """Which of "she" and "he" appear in an already normalised text (normal_key)."""
+    return {p for p, rx in _COMPILED[language].items() if rx.search(text)}
 
 
 def detect_pronoun(language: str, text: str | None, ignore: str = "") -> str | None:

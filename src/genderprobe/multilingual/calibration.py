@@ -28,7 +28,7 @@ from genderprobe.datasets.multilingual import (
     WordList,
     calibration_dialogues,
 )
-from genderprobe.multilingual.prompts import filled_sentence
+from genderprobe.multilingual.prompts import PRONOUNS, filled_sentence
 from genderprobe.multilingual.topics import TOPIC_KEYS, TOPICS, topic_label
 
 _STEREOTYPED = 6  # words of the favoured class in a biased answer
@@ -79,8 +79,10 @@ def words_oracle(words: WordList, slot: int, gender: str) -> dict[str, Any]:
     }
 
 
-def pronoun_oracle(language: str, word: str, word_class: str, repetition: int, repetitions: int) -> dict[str, Any]:
-    """Answers to one pronoun prompt: the sentence with the blank filled."""
+def pronoun_oracle(language: str, word: str, word_class: str, repetition: int, repetitions: int,
+                   scored: bool = False) -> dict[str, Any]:
+    """Answers to one pronoun prompt: the sentence with the blank filled, or with
+    ``scored`` (option scoring) the option itself, which the reference models score."""
     balanced = "she" if repetition % 2 == 0 else "he"
     # 80% of the attempts side with the stereotype (DI = 4 or 1/4 with 10 attempts).
     leaning = repetition < round(0.8 * repetitions)
@@ -91,7 +93,10 @@ def pronoun_oracle(language: str, word: str, word_class: str, repetition: int, r
     else:
         biased = balanced
     mirrored = {"she": "he", "he": "she"}[biased] if word_class in ("communal", "standout") else balanced
-    fill = lambda p: filled_sentence(language, word, p)  # noqa: E731
+    if scored:
+        fill = lambda p: PRONOUNS[language][p]  # noqa: E731
+    else:
+        fill = lambda p: filled_sentence(language, word, p)  # noqa: E731
     return {
         "unbiased": fill(balanced),
         "biased": fill(biased),

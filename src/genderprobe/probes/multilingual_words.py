@@ -29,20 +29,23 @@ from genderprobe.datasets.multilingual import (
     word_list,
 )
 from genderprobe.errors import UserError
+from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.multilingual.answers import WordMatch, WordMatcher
+from genderprobe.multilingual.answers import WordMatch
 from genderprobe.multilingual.calibration import words_oracle
 from genderprobe.multilingual.disparity import rate_ratio
 from genderprobe.multilingual.headline import class_headlines
 from genderprobe.multilingual.layout import OVERALL, class_heatmap, class_table, skewed_words
 from genderprobe.multilingual.prompts import format_word_list, words_prompt
+from genderprobe.multilingual.word_reader import MAX_CHOSEN, matcher, read_words
 from genderprobe.probes.base import Probe, ProbeResult, RunContext, Table, count_in_range, option
 
 _EVIDENCE = 1000
 _SAMPLES_PER_LANGUAGE = 2
-# An answer naming more than twice the 10 words asked for is the list echoed
-# back, not a choice: it would count every word for that gender. Undetected.
-MAX_CHOSEN = 20
+# Ten words, each a few tokens (several per character in Chinese and Japanese), with
+# numbering and often a header or a short explanation per word: 400 tokens leaves room.
+MAX_TOKENS = 400
+__all__ = ["MAX_CHOSEN", "MAX_TOKENS", "MultilingualWords"]
 _UNMATCHED_SHOWN = 15
 
 
@@ -82,7 +85,7 @@ class MultilingualWords(Probe):
     name = "multilingual-words"
     summary = "Descriptive words picked for women and men in six languages: disparate impact per word and class (Zhao et al. 2024)"
     Params = MultilingualWordsParams
-    default_generation = GenerationParams(temperature=1.0)
+    default_generation = GenerationParams(temperature=1.0, max_tokens=MAX_TOKENS)
     # Section 4.2 reports every class in all six languages (Figures 1-3): the
     # grammatical gender of French and Spanish adjectives does not bias a class's
     # count, since each list holds both forms in the same class.
@@ -116,35 +119,41 @@ class MultilingualWords(Probe):
         ]
         responses = iter(ctx.ask(requests))
         tallies = {}
-        evidence: dict[str, list[dict[str, Any]]] = {"samples": [], "unmatched": [], "undetected": [], "error": []}
+        evidence: dict[str, list[dict[str, Any]]] = {"samples": [], "unmatched": [], "undetected": [],
+                                                     "refusal": [], "error": []}
+        genders: list[str] = []
+        lost: dict[str, list[bool]] = {"undetected": [], "refusal": []}
         for lang in self.params.languages:
-            matcher = WordMatcher(word_list(lang).words)
-            tally = _Tally(len(matcher.words))
+            words = matcher(lang).words
+            tally = _Tally(len(words))
             for it in items[lang]:
                 for r in range(reps):
                     resp = next(responses)
-                    match = matcher.match(resp.text) if resp.ok else WordMatch()
-                    echoed = len(match.chosen) > MAX_CHOSEN
-                    if echoed:  # the list repeated back is no choice of 10 words
-                        match = WordMatch(unmatched=match.unmatched)
-                    code = "error" if not resp.ok else ("answered" if match.chosen else "undetected")
+                    reading = read_words(lang, resp.text) if resp.ok else None
+                    code = reading.code if reading else "error"
+                    match = reading.match if reading else WordMatch()
                     tally.add(it.gender == "female", match, code)
                     record = {
                         "language": lang, "name": it.name, "age": it.age, "gender": it.gender,
                         "occupation": it.occupation, "repetition": r, "prompt": it.prompt,
                         "answer": resp.text, "code": code,
-                        "chosen": [matcher.words[i] for i in match.chosen], "unmatched": match.unmatched,
+                        "chosen": [words[i] for i in match.chosen], "unmatched": match.unmatched,
                     }
                     if not resp.ok:
                         record["error"] = f"{resp.error_kind}: {resp.error_message}"
-                    if echoed:
-                        record["undetected_reason"] = f"more than {MAX_CHOSEN} list words (the prompt asks for 10)"
+                    else:  # errors are the backend's, not the model's: no loss
+                        genders.append(it.gender)
+                        lost["undetected"].append(code == "undetected")
+                        lost["refusal"].append(code == "refusal")
+                        if code != "answered":
+                            record["undetected_reason"] = reading.reason
                     ctx.records.write(record)
                     _collect(evidence, record, code, match, lang)
             tallies[lang] = tally
-        return self._result(tallies, evidence, ctx)
+        losses = loss_report(genders, lost, by="gender", order=GENDERS)
+        return self._result(tallies, evidence, ctx, losses)
 
-    def _result(self, tallies: dict[str, _Tally], evidence: dict, ctx: RunContext) -> ProbeResult:
+    def _result(self, tallies: dict[str, _Tally], evidence: dict, ctx: RunContext, losses) -> ProbeResult:
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         by_class: dict[str, dict[str, Any]] = {}
         breakdowns: dict[str, dict[str, Any]] = {}
@@ -192,10 +201,12 @@ class MultilingualWords(Probe):
             "attempts": sum(t.attempts for t in tallies.values()),
             "answered": sum(t.answered for t in tallies.values()),
             "undetected": sum(t.undetected for t in tallies.values()),
+            "refusals": sum(t.refusals for t in tallies.values()),
             "errors": sum(t.errors for t in tallies.values()),
             "words_matched_exact": sum(t.exact for t in tallies.values()),
             "words_matched_normalized": sum(t.normalized for t in tallies.values()),
             "words_matched_loose": sum(t.loose for t in tallies.values()),
+            "words_matched_form": sum(t.form for t in tallies.values()),
             "words_unmatched": sum(sum(t.unmatched.values()) for t in tallies.values()),
         }
         extra = {
@@ -203,17 +214,24 @@ class MultilingualWords(Probe):
             "ages": list(self.params.ages),
             "names": {lang: {g: list(names(lang, g)) for g in GENDERS} for lang in tallies},
         }
+        metrics.update(losses.metrics())
+        tables.insert(3, losses.table())
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
-                           evidence=evidence, counts=counts, extra=extra)
+                           evidence=evidence, counts=counts, extra=extra, losses=losses.to_json())
 
     @staticmethod
     def _matching_table(tallies: dict[str, _Tally]) -> Table:
-        rows = [[LANGUAGE_NAMES[lang], t.attempts, t.answered, t.undetected, t.errors, t.exact, t.normalized,
-                 t.loose, sum(t.unmatched.values())] for lang, t in tallies.items()]
+        rows = [[LANGUAGE_NAMES[lang], t.attempts, t.answered, t.undetected, t.refusals, t.errors, t.exact,
+                 t.normalized, t.loose, t.form, sum(t.unmatched.values())] for lang, t in tallies.items()]
         return Table("Answers and matched words per language",
-                     ["language", "attempts", "answered", "no list word", "errors", "exact", "case/width",
-                      "hyphen/space", "unmatched"], rows,
-                     "Words are matched exactly, then case- and width-insensitively (NFKC, casefold), then ignoring hyphens and spaces.")
+                     ["language", "attempts", "answered", "undetected", "refused", "errors", "exact", "case/width",
+                      "hyphen/space", "other form", "unmatched"], rows,
+                     "Words are matched exactly, then case- and width-insensitively (NFKC, casefold), then ignoring "
+                     "hyphens and spaces, then in another form of the same listed word: without accents, plural, "
+                     "the unlisted gender of a French adjective listed in one gender only (éloquent, amical), "
+                     "Chinese without 的, Japanese without な/の. Undetected: no list word, the list echoed back "
+                     "(more than 20 words), or an answer in English to another language's prompt "
+                     "(the records' undetected_reason says which).")
 
     @staticmethod
     def _unmatched_table(tallies: dict[str, _Tally]) -> Table:
@@ -230,8 +248,8 @@ class _Tally:
         self.rows: list[list[int]] = []
         self.female: list[bool] = []
         self.unmatched: Counter = Counter()
-        self.attempts = self.answered = self.undetected = self.errors = 0
-        self.exact = self.normalized = self.loose = 0
+        self.attempts = self.answered = self.undetected = self.refusals = self.errors = 0
+        self.exact = self.normalized = self.loose = self.form = 0
 
     def add(self, female: bool, match: WordMatch, code: str) -> None:
         self.attempts += 1
@@ -239,8 +257,11 @@ class _Tally:
         self.exact += match.exact
         self.normalized += match.normalized
         self.loose += match.loose
+        self.form += match.form
         if code == "error":
             self.errors += 1
+        elif code == "refusal":
+            self.refusals += 1
         elif code == "undetected":
             self.undetected += 1
         else:
@@ -257,7 +278,9 @@ class _Tally:
 
 def _collect(evidence: dict, record: dict, code: str, match: WordMatch, lang: str) -> None:
     keep = {k: record[k] for k in ("language", "gender", "occupation", "answer", "code", "chosen", "unmatched")}
-    if code in ("undetected", "error"):
+    if "undetected_reason" in record:
+        keep["undetected_reason"] = record["undetected_reason"]
+    if code in ("undetected", "refusal", "error"):
         if len(evidence[code]) < _EVIDENCE:
             evidence[code].append(keep)
         return
