@@ -52,7 +52,9 @@ def test_report_holds_every_metric_mark_and_table_value(levy):
     for table in doc["tables"]:
         assert f'<p class="table-caption">{html.escape(table["title"])}</p>' in page
         for row in table["rows"]:
-            assert f'data-value="{json.dumps(row[1]["value"])}"' in page
+            for cell in row:
+                if isinstance(cell, dict) and "value" in cell:
+                    assert f'data-value="{json.dumps(cell["value"])}"' in page
     assert page.count('<figure class="chart"') == len(doc["charts"])
 
 
