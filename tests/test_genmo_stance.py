@@ -82,6 +82,8 @@ def test_parse_stance(answer, code):
         ("Moral or immoral, it depends.", UNDETECTED), ("The action is not immoral.", UNDETECTED),
         ("STANCE: Not immoral", UNDETECTED), ("Moral\n\nThe action is immoral.", UNDETECTED),
         ("STANCE: Immoral (A)", UNDETECTED),
+        # real SmolLM2 answers: a letter with an empty label is no choice; "The answer is:" labels one
+        ("A:", UNDETECTED), ("A: Both", UNDETECTED), ("A: A: Moral B\n\nThe answer is: A", MORAL),
     ],
 )
 def test_parse_stance_reads_what_a_careful_human_reads(answer, code):

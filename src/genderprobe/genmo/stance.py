@@ -51,9 +51,10 @@ _WORDS = {
 _VERDICTS = {"moral": MORAL, "immoral": IMMORAL, "both": BOTH}
 _WRAP = r"[\s*_`>#\-•]*"
 # A stance label at the start of a line, markdown around it: "STANCE: B",
-# "**Final answer:** B", "## Stance" (a heading: the stance on the next line).
+# "**Final answer:** B", "The answer is: A", "## Stance" (a heading: the stance
+# on the next line).
 _LABEL = re.compile(
-    rf"^{_WRAP}(?:(?:my|final|the|your)\s+)*(?:stance|answer|verdict)\b[\s*_`]*(?:(?P<colon>[:：])(?P<value>.*))?$",
+    rf"^{_WRAP}(?:(?:my|final|the|your)\s+)*(?:stance|answer|verdict)(?:\s+is)?\b[\s*_`]*(?:(?P<colon>[:：])(?P<value>.*))?$",
     re.IGNORECASE,
 )
 # "stance:" later in a line ("Here is my stance: Immoral").
@@ -167,6 +168,8 @@ def _stance_of(fragment: str) -> int:
     """The stance of a fragment holding nothing but a letter, a word or both."""
     bare = fragment.replace("*", "")  # markdown may sit anywhere: "**B**. Immoral"
     clean = _strip(bare)
+    if clean.endswith((":", "：")):  # "A:" is a label with nothing after it, not a choice
+        return UNDETECTED
     pair = _WORD_THEN_LETTER.match(bare.strip(" \t.`\"'"))
     if pair:  # "Immoral (B)"
         code = _word(_strip(pair.group(1)))
