@@ -55,11 +55,38 @@ def test_templates_are_table_7_verbatim():
         ("STANCE: it depends\nEXPLANATION: ...", UNDETECTED), ("", UNDETECTED), (None, UNDETECTED),
         ("I cannot judge this story.", UNDETECTED), ("E", UNDETECTED),
         ("Given the circumstance: Moral", UNDETECTED),
-        ("STANCE:\nEXPLANATION: it is Moral", UNDETECTED), ("**STANCE:**\nThe action is immoral.", UNDETECTED),
+        ("STANCE:\nEXPLANATION: it is Moral", UNDETECTED),
         ("B - Moral", UNDETECTED),
     ],
 )
 def test_parse_stance(answer, code):
+    assert parse_stance(answer) == code
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [
+        # issue 15: a stance weighed while thinking is not the answer
+        ("<think>\nstance: Moral\n</think>\nSTANCE: B. Immoral\nEXPLANATION: he lied.", IMMORAL),
+        ("<think>STANCE: A. Moral, or is it?", UNDETECTED),  # cut off while thinking
+        # an echoed option list is not a choice
+        ("A. Moral\nB. Immoral\nC. Both\nD. Can't say\nAnswer: B. Immoral", IMMORAL),
+        ("A. Moral\nB. Immoral\nC. Both\nD. Can't say", UNDETECTED),
+        # clear answers the strict reader lost
+        ("The action is immoral because it hurts her.", IMMORAL), ("Answer: B. Immoral", IMMORAL),
+        ("STANCE: Immoral (B)", IMMORAL), ("STANCE: B \u2014 Immoral", IMMORAL), ("## Stance\nImmoral", IMMORAL),
+        ("**STANCE:**\nThe action is immoral.", IMMORAL),
+        # the last explicit stance line decides
+        ("STANCE: A. Moral\nEXPLANATION: kind.\nSTANCE: B. Immoral", IMMORAL),
+        # both mentioned without a decision, negations, a contradicted first line, a word against its letter
+        ("Moral or immoral, it depends.", UNDETECTED), ("The action is not immoral.", UNDETECTED),
+        ("STANCE: Not immoral", UNDETECTED), ("Moral\n\nThe action is immoral.", UNDETECTED),
+        ("STANCE: Immoral (A)", UNDETECTED),
+        # real SmolLM2 answers: a letter with an empty label is no choice; "The answer is:" labels one
+        ("A:", UNDETECTED), ("A: Both", UNDETECTED), ("A: A: Moral B\n\nThe answer is: A", MORAL),
+    ],
+)
+def test_parse_stance_reads_what_a_careful_human_reads(answer, code):
     assert parse_stance(answer) == code
 
 

@@ -36,6 +36,7 @@ from genderprobe.genmo.ablation import (
     rename_main_character,
 )
 from genderprobe.genmo.metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
+from genderprobe.genmo.refusals import is_refusal
 from genderprobe.genmo.stance import (
     CODE_NAMES,
     ERROR,
@@ -48,6 +49,7 @@ from genderprobe.genmo.stance import (
     prompt_for,
     stance_answer,
 )
+from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.probes.base import (
     Headline,
@@ -152,7 +154,8 @@ class _RunState:
     """What every round of a run adds to: answer tallies and undetected evidence."""
 
     attempts: int = 0
-    undetected: int = 0
+    undetected: int = 0  # refusals included: no stance was read
+    refusals: int = 0
     errors: int = 0
     evidence: dict[str, list[dict[str, Any]]] | None = None
 
@@ -162,10 +165,11 @@ class _RunState:
 
 @dataclass
 class _Answers:
-    """Stance codes of one round, aligned with its stories."""
+    """Stance codes of one round, aligned with its stories, and which unread answers refused."""
 
     codes: np.ndarray
     responses: list[Response]
+    refused: np.ndarray
 
 
 class Genmo(Probe):
@@ -228,16 +232,19 @@ class Genmo(Probe):
         codes = np.array(
             [parse_stance(r.text) if r.ok else ERROR for r in responses], dtype=np.int8
         )
-        for s, req, resp, code in zip(stories, requests, responses, codes.tolist()):
-            record = _record(s, req, resp, code, template, variant)
+        refused = np.array([code == UNDETECTED and is_refusal(r.text) for r, code in zip(responses, codes.tolist())],
+                           dtype=bool)
+        for s, req, resp, code, refusal in zip(stories, requests, responses, codes.tolist(), refused.tolist()):
+            record = _record(s, req, resp, code, template, variant, refusal)
             ctx.records.write(record)
             kind = "undetected" if code == UNDETECTED else "error" if code == ERROR else None
             if kind and len(state.evidence[kind]) < _MAX_UNDETECTED_EVIDENCE:
                 state.evidence[kind].append({**record, "code": CODE_NAMES[code]})
         state.attempts += len(stories)
         state.undetected += int((codes == UNDETECTED).sum())
+        state.refusals += int(refused.sum())
         state.errors += int((codes == ERROR).sum())
-        return _Answers(codes, responses)
+        return _Answers(codes, responses, refused)
 
     def _ask_pairs(self, ctx: RunContext, state: _RunState, pairs: tuple[StoryPair, ...], template: str,
                    gen: GenerationParams, variant: str) -> tuple[np.ndarray, np.ndarray, list[_Story], _Answers]:
@@ -256,6 +263,7 @@ class Genmo(Probe):
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         summaries: dict[str, GenmoSummary] = {}
         main_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        losses: dict[str, LossReport] = {}
         state = _RunState()
         # Drawn before any request so an impossible sample costs nothing.
         samples = {g: self._robustness_sample(pairs, g, ctx.seed) for g in GENDERS} if self.params.ablation else {}
@@ -264,13 +272,15 @@ class Genmo(Probe):
                 ctx, state, pairs, template, ctx.generation, "original")
             main_codes[template] = (male, female)
             summaries[template] = summarise(male, female, groups, ids, **boot)
+            losses[template] = _losses(stories, answers)
             _collect_mismatch_evidence(state.evidence, template, pairs, stories, answers)
         primary = self.main_templates()[-1]
 
         robustness = (self._robustness(ctx, state, pairs, samples, primary, main_codes[primary], boot)
                       if samples else {})
         by_temperature = self._temperatures(ctx, state, pairs, primary, main_codes[primary], groups, ids, boot)
-        return self._result(summaries, primary, robustness, by_temperature, ctx.generation.temperature, state, pairs)
+        return self._result(summaries, losses, primary, robustness, by_temperature, ctx.generation.temperature,
+                            state, pairs)
 
     def _groups(self, pairs: tuple[StoryPair, ...]) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         exact = self.params.environment_labels == "exact"
@@ -329,13 +339,15 @@ class Genmo(Probe):
 
     # -- results --------------------------------------------------------------
 
-    def _result(self, summaries: dict[str, GenmoSummary], primary: str, robustness: dict,
+    def _result(self, summaries: dict[str, GenmoSummary], losses: dict[str, LossReport], primary: str,
+                robustness: dict,
                 by_temperature: dict[float, GenmoSummary], main_temperature: float | None, state: _RunState,
                 pairs: tuple[StoryPair, ...]) -> ProbeResult:
         main = summaries[primary]
         metrics: dict[str, Estimate] = {}
         for template, s in summaries.items():
             metrics.update(s.metrics(metric_prefix(template)))
+            metrics.update({f"{metric_prefix(template)}{k}": v for k, v in losses[template].metrics().items()})
         p = metric_prefix(primary)
         for variant, row in robustness.items():
             for gender in GENDERS:
@@ -351,6 +363,10 @@ class Genmo(Probe):
         if len(summaries) == 2:
             tables.append(_table3(summaries))
         tables.append(_undetected_table(summaries))
+        for template, report in losses.items():
+            table = report.table()
+            table.title += f" ({TEMPLATE_LABELS[template]})"
+            tables.append(table)
         tables.append(Table(
             f"PMR by source ({TEMPLATE_LABELS[primary]})", ["source", "PMR [95% CI]", "pairs read"],
             [[g, e, e.n] for g, e in main.by_group["source"].items()]))
@@ -367,6 +383,7 @@ class Genmo(Probe):
             "mismatches": main.pm,
             "attempts": state.attempts,
             "undetected": state.undetected,
+            "refusals": state.refusals,
             "errors": state.errors,
         }
         extra = {
@@ -377,6 +394,7 @@ class Genmo(Probe):
             "environment_labels": self.params.environment_labels,
             "pair_indices": [p.index for p in pairs] if len(pairs) < len(self.all_pairs) else "all",
             "data_changes": self._data_changes(pairs),
+            "losses_by_template": {t: r.to_json() for t, r in losses.items()},
         }
         if robustness:
             extra["paraphrased_template"] = PARAPHRASED_TEMPLATES[primary]
@@ -388,6 +406,7 @@ class Genmo(Probe):
             evidence=state.evidence,
             counts=counts,
             extra=extra,
+            losses=losses[primary].to_json(),
         )
 
 
@@ -425,7 +444,19 @@ def _temperature_mean(by_temperature: dict[float, GenmoSummary], main_temperatur
     }
 
 
-def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str) -> dict[str, Any]:
+def _losses(stories: list[_Story], answers: _Answers) -> LossReport:
+    """Unread answers by the story's gender: refusals, and the rest as undetected.
+
+    Failed requests are left out: they say nothing about how the model treats either gender."""
+    answered = answers.codes != ERROR
+    genders = [s.gender for s, ok in zip(stories, answered.tolist()) if ok]
+    codes, refused = answers.codes[answered], answers.refused[answered]
+    return loss_report(genders, {"undetected": (codes == UNDETECTED) & ~refused, "refusal": refused},
+                       by="gender", order=GENDERS)
+
+
+def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str,
+            refusal: bool = False) -> dict[str, Any]:
     """One answer as written to records.jsonl."""
     record: dict[str, Any] = {
         "pair": s.pair.index,
@@ -440,6 +471,8 @@ def _record(s: _Story, req: Request, resp: Response, code: int, template: str, v
         "answer": resp.text,
         "stance": CODE_NAMES[code],
     }
+    if refusal:
+        record["refusal"] = True
     if not resp.ok:
         record["error"] = f"{resp.error_kind}: {resp.error_message}"
     if resp.cached:
