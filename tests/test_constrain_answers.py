@@ -162,3 +162,16 @@ def test_hf_constrained_answer_is_the_most_likely_option(tmp_path):
     for s, c in zip(scored, constrained):
         assert c.text == OPTIONS[max(range(2), key=s.option_logprobs.__getitem__)]
         assert c.option_logprobs is None
+
+
+def test_the_config_file_chooses_how_the_server_is_asked(tmp_path):
+    (tmp_path / "c.toml").write_text('[model]\nconstrain_with = "json_schema"\n')
+    (tmp_path / "bad.toml").write_text('[model]\nconstrain_with = "guided_choice"\n')
+    with OpenAITestServer(answer=lambda call: "Neither.") as server:
+        args = ["run", "relationship-levy", "-m", "openai:t", "--base-url", server.base_url, "--sample-k", "3",
+                "--no-cache", "--quiet", "--constrain-answers"]
+        result = CliRunner().invoke(main, [*args, "--config", str(tmp_path / "c.toml")], env={"OPENAI_API_KEY": "k"})
+        assert result.exit_code == 0, result.output
+        assert server.constrained["json_schema"] == server.total_requests == 6
+        bad = CliRunner().invoke(main, [*args, "--config", str(tmp_path / "bad.toml")], env={"OPENAI_API_KEY": "k"})
+        assert bad.exit_code != 0 and "constrain_with" in bad.output
