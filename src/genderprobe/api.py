@@ -42,6 +42,9 @@ class RunConfig:
     seed: int = 0
     n_resamples: int = 1000
     score_options: bool = False
+    # Ask the backend to answer only with one of the options (a named deviation
+    # from the papers, which let models answer freely).
+    constrain_answers: bool = False
     concurrency: int = 8
     rpm: float | None = None
     tpm: float | None = None
@@ -89,6 +92,11 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         raise UserError(f"Probe '{probe.name}' has no judge whose labels a checker could check; drop --checker.")
     if config.score_options and not probe.supports_option_scoring:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts to score by log-probability.")
+    if config.constrain_answers and not probe.supports_constrained_answers:
+        raise UserError(f"Probe '{probe.name}' has no closed-choice prompts whose answers could be constrained; "
+                        "drop --constrain-answers.")
+    if config.constrain_answers and config.score_options:
+        raise UserError("--score-options already reads only the options; drop --constrain-answers or --score-options.")
     count_in_range(config.seed, 0, None, "The seed (--seed)")
     count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
     generation = _generation(probe.default_generation, config)
@@ -110,6 +118,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     try:
         if config.score_options and not model.supports_option_scoring:
             raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
+        if config.constrain_answers and not model.supports_constrained_answers:
+            raise UserError(f"Model '{model.spec}' cannot constrain its answers to the options; "
+                            "drop --constrain-answers.")
         if config.judge:
             judge_model = get_model(config.judge, config.judge_options or config.model_options)
         if config.checker:
@@ -145,6 +156,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             records=sink,
             judge=judge_runner,
             score_options=config.score_options,
+            constrain_answers=config.constrain_answers,
             n_resamples=config.n_resamples,
             seed=config.seed,
             system_prompt=config.system_prompt,
@@ -178,6 +190,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "seed": config.seed,
             "n_resamples": config.n_resamples,
             "score_options": config.score_options,
+            "constrain_answers": config.constrain_answers,
         },
         "run": {
             **run_stats,

@@ -74,6 +74,10 @@ def _url(v: Any) -> str | None:
     return None
 
 
+def _constrain_with(v: Any) -> str | None:
+    return None if v in ("auto", "structured_outputs", "json_schema") else "must be auto, structured_outputs or json_schema"
+
+
 SCHEMA: dict[str, dict[str, Check]] = {
     "generation": {
         "temperature": _number(0.0, 2.0),
@@ -89,6 +93,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "timeout": _number(above=0.0),
         "logprob_tokens": _whole(1, 5),
         "top_logprobs": _whole(1, 20),
+        "constrain_with": _constrain_with,
     },
     "run": {
         "concurrency": _whole(1, 4096),
@@ -101,7 +106,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
 }
 
 # Keys of [model] that are backend options (ModelOptions.extra) rather than connection settings.
-BACKEND_OPTIONS = ("logprob_tokens", "top_logprobs")
+BACKEND_OPTIONS = ("logprob_tokens", "top_logprobs", "constrain_with")
 
 
 @dataclass

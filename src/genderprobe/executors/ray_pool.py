@@ -79,6 +79,7 @@ class RayPool(Model):
         self._identity = first["identity"]
         self.cacheable = first["cacheable"]
         self.supports_option_scoring = first["supports_option_scoring"]
+        self.supports_constrained_answers = first.get("supports_constrained_answers", False)
         self._local_weights = first["batch_native"]
         # What one worker holds at once: two batches (one running, one queued) for
         # local weights, the per-worker concurrency for API clients.

@@ -72,6 +72,7 @@ class BackendWorker:
             "cacheable": m.cacheable,
             "batch_native": m.batch_native,
             "supports_option_scoring": m.supports_option_scoring,
+            "supports_constrained_answers": m.supports_constrained_answers,
         }
 
     async def answer(self, shard: Sequence[tuple[int, Request]]) -> AsyncIterator[list[Outcome]]:

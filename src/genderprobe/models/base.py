@@ -50,6 +50,10 @@ class Request:
         ``reference:random`` model picks among them.
     score_options: ask the backend for option log-probabilities instead of
         generated text.
+    constrain: ask the backend to answer with exactly one of ``options``
+        (``--constrain-answers``: vLLM's structured-outputs choice, OpenAI's
+        structured outputs, the most likely option on hf). Part of the cache key,
+        so constrained answers never mix with free ones.
     oracle: what each calibration persona answers ({"unbiased": "(a)",
         "biased": "(b)", "biased-female": "(a)"}); a value may be a tuple of
         candidates for ``reference:random``. Real backends ignore it and it is not
@@ -65,6 +69,7 @@ class Request:
     options: tuple[str, ...] = ()
     score_options: bool = False
     oracle: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    constrain: bool = False
 
     @classmethod
     def user(cls, prompt: str, system: str | None = None, **kwargs: Any) -> Request:
@@ -85,6 +90,8 @@ class Request:
         }
         if self.score_options:
             identity["score_options"] = list(self.options)
+        if self.constrain:
+            identity["constrain"] = list(self.options)
         return identity
 
 
@@ -129,6 +136,8 @@ class Model(ABC):
     cacheable: bool = True
     batch_native: bool = False
     supports_option_scoring: bool = False
+    # Answers only with one of Request.options when Request.constrain asks it.
+    supports_constrained_answers: bool = False
 
     async def generate(self, request: Request) -> Response:
         """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""

@@ -13,7 +13,12 @@ Two modes per request:
   else sampling with a per-request seed, so an answer does not depend on which
   other prompts share its batch (or its Ray worker);
 - option scoring (``Request.score_options``): the exact log-likelihood of each
-  option's tokens after the prompt, one forward pass, no generation.
+  option's tokens after the prompt, one forward pass, no generation;
+- constrained answers (``Request.constrain``, ``--constrain-answers``): the same
+  scores choose the answer, the exact counterpart of a server's choice
+  constraint: greedy (temperature 0 or unset) answers with the most likely
+  option, sampling draws an option with probability proportional to
+  exp(log-likelihood / temperature), seeded per request. The text is the option.
 
 Decoding is our own short loop over the model's KV cache rather than
 ``model.generate``: it is what makes sampling batch-independent, and it keeps us
@@ -59,6 +64,7 @@ CPU_MAX_BATCH_TOKENS = 8192
 
 class HFModel(SyncBatchModel):
     supports_option_scoring = True
+    supports_constrained_answers = True
 
     def __init__(self, name: str, settings: dict[str, Any]):
         import torch
@@ -95,8 +101,8 @@ class HFModel(SyncBatchModel):
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
         encoded = [prompt_ids(self.tokenizer, r) for r in requests]
-        scoring = [i for i, r in enumerate(requests) if r.score_options]
-        generating = [i for i, r in enumerate(requests) if not r.score_options]
+        scoring = [i for i, r in enumerate(requests) if r.score_options or r.constrain]
+        generating = [i for i, r in enumerate(requests) if not (r.score_options or r.constrain)]
         with self._torch.inference_mode():
             if scoring:
                 self._score(requests, encoded, scoring, responses)
@@ -127,7 +133,7 @@ class HFModel(SyncBatchModel):
         seqs, owners = [], []
         for i in idx:
             if not requests[i].options:
-                responses[i] = Response.failure("bad_request", "Option scoring needs answer options.")
+                responses[i] = Response.failure("bad_request", "Option scoring and constrained answers need answer options.")
                 continue
             if self._too_long(encoded[i], max(len(self._options(o)) for o in requests[i].options), i, responses):
                 continue
@@ -142,6 +148,12 @@ class HFModel(SyncBatchModel):
             per_request.setdefault(i, [0.0] * len(requests[i].options))[k] = s
         for i, logprobs in per_request.items():
             r = requests[i]
+            if not r.score_options:
+                option = r.options[choose_option(r, logprobs)]
+                responses[i] = Response(
+                    text=option, prompt_tokens=len(encoded[i]), completion_tokens=len(self._options(option))
+                )
+                continue
             best = int(np.argmax(logprobs))
             responses[i] = Response(
                 text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(encoded[i])
@@ -288,6 +300,21 @@ class HFModel(SyncBatchModel):
 
 
 # -- loading ----------------------------------------------------------------------
+
+
+def choose_option(request: Request, logprobs: Sequence[float]) -> int:
+    """Which option a constrained request answers with, from the options' log-likelihoods.
+
+    Greedy: the most likely. Sampling: a seeded draw with probabilities proportional
+    to exp(log-likelihood / temperature).
+    """
+    scores = np.asarray(logprobs, dtype=np.float64)
+    if is_greedy(request):
+        return int(np.argmax(scores))
+    scaled = scores / float(request.params.temperature)
+    weights = np.exp(scaled - scaled.max())
+    draw = np.random.default_rng(request_seed(request)).random()
+    return int(min(np.searchsorted(np.cumsum(weights / weights.sum()), draw, side="right"), len(scores) - 1))
 
 
 def _device(name: str, torch: Any) -> str:

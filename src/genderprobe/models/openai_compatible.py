@@ -14,6 +14,15 @@ for the top log-probabilities of the first answer token (max_tokens 1, the
 faithful setting). Tokenizers that split "(a)" into "(" and "a" need one more
 token: model option ``logprob_tokens = 2`` looks past a first token that all
 options share.
+
+Constrained answers (``Request.constrain``, ``--constrain-answers``): the model
+option ``constrain_with`` says how the request asks for one of the options:
+``structured_outputs`` sends vLLM's ``"structured_outputs": {"choice": [...]}``
+(vLLM 0.32; the older ``guided_choice`` field is ignored by current vLLM), and
+``json_schema`` sends OpenAI's ``response_format`` with a JSON schema whose one
+property ``answer`` is an enum of the options, then reads the answer back out of
+the JSON. ``auto`` (the default) uses ``json_schema`` for the OpenAI API
+(api.openai.com) and ``structured_outputs`` for every other server.
 """
 
 from __future__ import annotations
@@ -32,10 +41,13 @@ from genderprobe.models.base import Model, ModelOptions, Request, Response
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: timeouts, conflicts, throttling and server trouble.
 RETRYABLE_4XX = frozenset({408, 409, 425, 429})
+# How a constrained request asks for one of the options (model option constrain_with).
+CONSTRAIN_WITH = ("auto", "structured_outputs", "json_schema")
 
 
 class OpenAICompatible(Model):
     supports_option_scoring = True
+    supports_constrained_answers = True
 
     def __init__(self, model: str, options: ModelOptions):
         self.model = model
@@ -57,8 +69,15 @@ class OpenAICompatible(Model):
         extra = dict(options.extra)
         self.logprob_tokens = _whole(extra.pop("logprob_tokens", 1), "logprob_tokens", 1, 5)
         self.top_logprobs = _whole(extra.pop("top_logprobs", 20), "top_logprobs", 1, 20)
+        chosen = extra.pop("constrain_with", "auto")
+        if chosen not in CONSTRAIN_WITH:
+            raise UserError(f"The model option constrain_with must be one of {', '.join(CONSTRAIN_WITH)}; got {chosen!r}.")
+        auto = "json_schema" if urlsplit(self.base_url).hostname == "api.openai.com" else "structured_outputs"
+        self.constrain_with = auto if chosen == "auto" else chosen
         if extra:
-            raise UserError(f"The openai backend has no option '{sorted(extra)[0]}'; known: logprob_tokens, top_logprobs.")
+            raise UserError(
+                f"The openai backend has no option '{sorted(extra)[0]}'; known: constrain_with, logprob_tokens, top_logprobs."
+            )
         self.spec = f"openai:{model}"
         # The same model name on two servers is two models, but a URL may carry
         # credentials (user:pass@, ?key=): the identity keeps neither.
@@ -66,6 +85,9 @@ class OpenAICompatible(Model):
         if (self.logprob_tokens, self.top_logprobs) != (1, 20):
             # They change which option scores can be read: not the same answers.
             self._identity += f"#logprobs={self.logprob_tokens},{self.top_logprobs}"
+        if self.constrain_with != auto:
+            # Another way of constraining the same server may give other answers.
+            self._identity += f"#constrain={self.constrain_with}"
         # The path goes before any query string (?api-version=... on Azure).
         parts = urlsplit(self.base_url)
         self._endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
@@ -98,6 +120,8 @@ class OpenAICompatible(Model):
             body["max_tokens"] = self.logprob_tokens
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
+        if request.constrain:
+            body.update(constraint(request.options, self.constrain_with))
         return body
 
     async def generate(self, request: Request) -> Response:
@@ -118,7 +142,10 @@ class OpenAICompatible(Model):
             raise ModelError(f"the connection dropped ({exc.__class__.__name__})", kind="connection") from None
         except aiohttp.ClientPayloadError:
             raise ModelError("the connection dropped mid-answer", kind="connection") from None
-        return _parse(raw, request, self.spec)
+        response = _parse(raw, request, self.spec)
+        if request.constrain and self.constrain_with == "json_schema" and response.text:
+            response.text = unwrap_json_answer(response.text)
+        return response
 
     def _http_error(self, status: int, raw: bytes, retry_after: str | None) -> ModelError:
         detail = self._scrub(_error_detail(raw))
@@ -199,6 +226,28 @@ def _error_detail(raw: bytes) -> str:
         return f": {str(message)[:200]}"
     except Exception:
         return ""
+
+
+def constraint(options: tuple[str, ...], how: str) -> dict[str, Any]:
+    """The request fields that ask for exactly one of ``options``."""
+    if how == "structured_outputs":
+        return {"structured_outputs": {"choice": list(options)}}
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": list(options)}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    return {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": schema}}}
+
+
+def unwrap_json_answer(text: str) -> str:
+    """The option inside a json_schema answer ({"answer": "(b)"} -> "(b)"); other text unchanged."""
+    try:
+        answer = json.loads(text)["answer"]
+    except (ValueError, KeyError, TypeError):
+        return text
+    return answer if isinstance(answer, str) else text
 
 
 def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:

@@ -26,6 +26,9 @@ PERSONAS = {
 class ReferenceModel(SyncBatchModel):
     cacheable = False
     supports_option_scoring = True
+    # Every persona already answers with one of the options (the probe's oracle
+    # names options), so --constrain-answers changes nothing here.
+    supports_constrained_answers = True
 
     def __init__(self, persona: str):
         if persona not in PERSONAS:

@@ -11,6 +11,10 @@ contract is the hf backend's: the same prompt tokens (chat template when the
 model has one), generation with the run's parameters and a per-request seed,
 and exact option scoring from the prompt log-probabilities of prompt + option.
 
+Constrained answers (``Request.constrain``, ``--constrain-answers``) generate
+with vLLM's structured outputs, ``StructuredOutputsParams(choice=options)``, so
+the text is exactly one of the options (see :func:`sampling_params`).
+
 Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
 ``kv_cache_memory_bytes``, ``max_model_len``, ``max_new_tokens``,
 ``tensor_parallel_size``, ``trust_remote_code``, ``enforce_eager``,
@@ -87,8 +91,31 @@ def engine_defaults(on_cpu: bool, settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def sampling_params(r: Request, max_new_tokens: int) -> Any:
+    """The SamplingParams that generate an answer to ``r`` with the run's parameters.
+
+    A constrained request (``r.constrain``) may only answer with one of its options.
+    """
+    from vllm import SamplingParams
+
+    p = r.params
+    extra: dict[str, Any] = {}
+    if r.constrain:
+        from vllm.sampling_params import StructuredOutputsParams
+
+        extra["structured_outputs"] = StructuredOutputsParams(choice=list(r.options))
+    return SamplingParams(
+        max_tokens=p.max_tokens or max_new_tokens,
+        temperature=0.0 if is_greedy(r) else float(p.temperature),
+        top_p=p.top_p if p.top_p is not None else 1.0,
+        seed=None if is_greedy(r) else request_seed(r) % (2**63),
+        **extra,
+    )
+
+
 class VLLMModel(SyncBatchModel):
     supports_option_scoring = True
+    supports_constrained_answers = True
 
     def __init__(self, name: str, settings: dict[str, Any]):
         from vllm import LLM
@@ -134,8 +161,8 @@ class VLLMModel(SyncBatchModel):
             # As hf: the prompt and what follows it must fit, else this request (not the
             # whole batch, which vLLM would refuse) is a context_length error.
             extra = max(map(len, tails), default=0) if r.score_options else r.params.max_tokens or self.max_new_tokens
-            if r.score_options and not r.options:
-                responses[i] = Response.failure("bad_request", "Option scoring needs answer options.")
+            if (r.score_options or r.constrain) and not r.options:
+                responses[i] = Response.failure("bad_request", "Option scoring and constrained answers need answer options.")
             elif len(encoded[i]) + extra > self.max_len:
                 responses[i] = Response.failure(
                     "context_length", f"The prompt has {len(encoded[i])} tokens and the model takes {self.max_len}."
@@ -150,13 +177,7 @@ class VLLMModel(SyncBatchModel):
                     params.append(SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0))
                     owners.append((i, k, len(tail)))
             else:
-                p = r.params
-                params.append(SamplingParams(
-                    max_tokens=p.max_tokens or self.max_new_tokens,
-                    temperature=0.0 if is_greedy(r) else float(p.temperature),
-                    top_p=p.top_p if p.top_p is not None else 1.0,
-                    seed=None if is_greedy(r) else request_seed(r) % (2**63),
-                ))
+                params.append(sampling_params(r, self.max_new_tokens))
                 prompts.append({"prompt_token_ids": encoded[i]})
                 owners.append((i, -1, 0))
         outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []

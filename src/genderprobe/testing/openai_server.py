@@ -5,7 +5,9 @@
         ...
         assert max(server.requests.values()) == 1   # nothing asked twice
 
-It serves ``POST /v1/chat/completions`` (with ``logprobs``/``top_logprobs``),
+It serves ``POST /v1/chat/completions`` (with ``logprobs``/``top_logprobs``, and
+answers constrained to a choice by vLLM's ``structured_outputs.choice`` or
+OpenAI's ``response_format`` JSON schema with an enum),
 ``GET /v1/models`` and ``GET /_stats`` (the counters as JSON, for a server run
 in another process with ``python -m genderprobe.testing.openai_server``).
 Faults are injected through :attr:`faults` (see :mod:`genderprobe.testing.faults`).
@@ -31,7 +33,7 @@ from typing import Any
 
 from aiohttp import web
 
-from genderprobe.testing.answers import AnswerFn, ChatCall, PreferMan, tokenize
+from genderprobe.testing.answers import AnswerFn, ChatCall, PreferMan, tokenize, unit_draw
 from genderprobe.testing.background import BackgroundServer, quiet_aiohttp_logs
 from genderprobe.testing.faults import Faults
 
@@ -92,6 +94,7 @@ class OpenAITestServer(BackgroundServer):
         self.requests: Counter[str] = Counter()  # prompt -> requests received (any outcome)
         self.answered: Counter[str] = Counter()  # prompt -> successful answers sent
         self.auth_headers: Counter[str] = Counter()  # Authorization header values seen
+        self.constrained: Counter[str] = Counter()  # constraint kind -> constrained answers sent
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -108,6 +111,7 @@ class OpenAITestServer(BackgroundServer):
             self.requests.clear()
             self.answered.clear()
             self.auth_headers.clear()
+            self.constrained.clear()
             self.faults.injected.clear()
             self.max_in_flight = 0
 
@@ -196,6 +200,15 @@ class OpenAITestServer(BackgroundServer):
 
     def _completion(self, call: ChatCall, body: dict[str, Any]) -> dict[str, Any]:
         text = self.answer(call)
+        kind, choices = _choices(body)
+        if choices:
+            # The answer the model would give when it is an option, else a seeded pick.
+            if text not in choices:
+                text = choices[int(unit_draw(call.params.get("seed"), call.prompt) * len(choices))]
+            if kind == "json_schema":
+                text = json.dumps({"answer": text})
+            with self._lock:
+                self.constrained[kind] += 1
         tokens = tokenize(text, split_parens=self.split_parens)
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         finish = "stop"
@@ -252,6 +265,19 @@ class OpenAITestServer(BackgroundServer):
             item["top_logprobs"] = [entry(t, p / total) for t, p in mass.most_common(top_n)]
             content.append(item)
         return content
+
+
+def _choices(body: dict[str, Any]) -> tuple[str | None, list[str] | None]:
+    """(kind, options) of a request constrained to a choice, else (None, None)."""
+    structured = body.get("structured_outputs")
+    if isinstance(structured, dict) and isinstance(structured.get("choice"), list):
+        return "structured_outputs", [str(c) for c in structured["choice"]]
+    fmt = body.get("response_format")
+    try:
+        enum = fmt["json_schema"]["schema"]["properties"]["answer"]["enum"]
+    except (KeyError, TypeError):
+        return None, None
+    return ("json_schema", [str(c) for c in enum]) if isinstance(enum, list) and enum else (None, None)
 
 
 def _chat_call(body: Any) -> ChatCall:
