@@ -131,7 +131,8 @@ def vllm_model(model_dir, vllm_available):
     """One vLLM engine for every probe: starting one costs a minute or more on two cores."""
     from genderprobe.models import ModelOptions, get_model
 
-    model = get_model(f"vllm:{model_dir}", ModelOptions())
+    # Eager mode: vLLM's graph compilation takes minutes on two cores and buys nothing for a few prompts.
+    model = get_model(f"vllm:{model_dir}?enforce_eager=true", ModelOptions())
     yield model
     model.close()
 
@@ -178,7 +179,7 @@ def test_every_probe_runs_on_the_real_model_through_vllm(probe, vllm_model, inpu
 def server(model_dir, vllm_available):
     from genderprobe.testing.vllm_server import VllmServer
 
-    with VllmServer(model_dir) as s:
+    with VllmServer(model_dir, enforce_eager=True) as s:
         yield s
 
 
@@ -191,3 +192,28 @@ def test_every_probe_runs_on_the_real_model_through_a_real_openai_compatible_ser
     doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"openai:{SERVED_NAME}",
                   ["--base-url", server.base_url])
     check_run(doc, tmp_path)
+
+
+def test_constrained_answers_on_a_real_openai_compatible_server(server, tmp_path, monkeypatch):
+    """vLLM's server honours the choice constraint: every answer is one of the options."""
+    from genderprobe.testing.vllm_server import SERVED_NAME
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+    doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
+                  ["--base-url", server.base_url, "--constrain-answers"])
+    check_run(doc, tmp_path)
+    answers = [json.loads(line)["answer"] for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert set(answers) <= {"(a)", "(b)"} and doc["counts"]["undetected"] == 0
+
+
+def test_constrained_answers_on_the_real_model_through_vllm(vllm_model, inputs):
+    from genderprobe.probes import get_probe
+    from genderprobe.probes.base import ListSink, RunContext
+    from genderprobe.runner import Runner
+
+    probe = get_probe("relationship-levy")(sample_k=4)
+    sink = ListSink()
+    ctx = RunContext(ask=Runner(vllm_model), generation=probe.default_generation.replace(max_tokens=8),
+                     records=sink, n_resamples=50, constrain_answers=True)
+    result = probe.run(ctx)
+    assert {r["answer"] for r in sink.records} <= {"(a)", "(b)"} and result.counts["undetected"] == 0

@@ -30,8 +30,10 @@ def free_port() -> int:
 class VllmServer:
     """``with VllmServer(folder) as server: server.base_url`` (``http://127.0.0.1:PORT/v1``)."""
 
-    def __init__(self, model_dir: Path, *, startup_timeout: float = 420.0, max_model_len: int = 2048):
+    def __init__(self, model_dir: Path, *, startup_timeout: float = 420.0, max_model_len: int = 2048,
+                 enforce_eager: bool = False):
         self.model_dir = Path(model_dir)
+        self.enforce_eager = enforce_eager
         self.startup_timeout = startup_timeout
         self.max_model_len = max_model_len
         self.port = free_port()
@@ -49,7 +51,8 @@ class VllmServer:
         env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
         cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
                "--host", "127.0.0.1", "--port", str(self.port), "--served-model-name", SERVED_NAME,
-               "--max-model-len", str(self.max_model_len), "--disable-log-stats"]
+               "--max-model-len", str(self.max_model_len), "--disable-log-stats",
+               *(["--enforce-eager"] if self.enforce_eager else [])]
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout
