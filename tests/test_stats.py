@@ -84,3 +84,17 @@ def test_two_sided_marks_use_the_absolute_value():
     assert mark(d, -1.0, -1.0) == "D"
     assert mark(d, -0.4, 0.6) == "A"  # interval spans zero
     assert d.mark(Estimate(None)) is None
+
+
+def test_percentile_interval_of_a_ratio_with_infinite_resamples_warns_nothing():
+    import warnings
+
+    import numpy as np
+
+    from genderprobe.stats import percentile_interval
+
+    samples = np.array([1.0, 2.0, 3.0] * 10 + [np.inf] * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = percentile_interval(2.0, samples, 40)
+    assert est.ci_low == 1.0 and est.ci_high == np.inf

@@ -107,7 +107,12 @@ def percentile_interval(point: float, samples: np.ndarray, n: int, confidence: f
     if samples.size == 0:
         return Estimate(point, None, None, n)
     alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(samples, [alpha, 1 - alpha])
+    # A ratio's bootstrap can hold inf (a resample with no denominator); interpolating
+    # between two infs gives NaN with a warning, so such a quantile is read without it.
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.quantile(samples, [alpha, 1 - alpha])
+    if np.isnan(lo) or np.isnan(hi):
+        lo, hi = np.quantile(samples, [alpha, 1 - alpha], method="inverted_cdf")
     # Percentile intervals can sit a rounding error off a point estimate they
     # should contain (constant data); clamp so the interval always holds it.
     return Estimate(point, float(min(lo, point)), float(max(hi, point)), n)
