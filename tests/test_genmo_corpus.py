@@ -21,6 +21,7 @@ def test_corpus_holds_real_and_synthetic_answers_of_both_templates():
     shapes = [x for x in lines if x["source"].startswith("shape:")]
     assert len(real) >= 50 and len(shapes) >= 60
     assert {x["template"] for x in lines} == {"cot", "noncot"}
+    assert {x["template"] for x in real} == {"cot", "noncot"}
 
 
 def test_refusals_are_flagged_and_nothing_else_is():
