@@ -25,6 +25,8 @@ def split_reasoning(text: str | None) -> tuple[str, str]:
     """(answer, reasoning) of a raw answer; both "" for no text."""
     if not text:
         return "", ""
+    if "<" not in text:  # no tag at all: the common case, read on every answer
+        return text.strip(), ""
     reasoning: list[str] = []
 
     def keep(match: re.Match[str]) -> str:

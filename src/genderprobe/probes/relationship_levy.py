@@ -400,19 +400,14 @@ class _Accumulator:
         codes = np.empty(len(responses), np.int8)
         chose_a = np.zeros(len(responses), bool)
         refused = np.zeros(len(responses), bool)
-        tally = {kind: {g: [0, 0] for g in LOSS_GROUPS} for kind in self.lost}
         for a, resp in enumerate(responses):
             if not resp.ok:
                 codes[a] = ERROR
                 continue
             man_is_a = (a % per_item) < self.reps
             m, w = names[a // per_item]
-            group = "male" if man_is_a else "female"
             choice = self.read(resp.text, *((m, w) if man_is_a else (w, m)))
             refused[a] = choice is None and is_refusal(resp.text)
-            for kind, lost in (("undetected", choice is None), ("refusal", refused[a])):
-                tally[kind][group][0] += bool(lost)
-                tally[kind][group][1] += 1
             if choice is None:
                 codes[a] = UNDETECTED
                 continue
@@ -420,10 +415,7 @@ class _Accumulator:
             codes[a] = MALE if (choice == 0) == man_is_a else FEMALE
         self.codes_of_chunk = codes
         self.refused_of_chunk = refused
-        for kind, per_group in tally.items():
-            for g, (lost, n_) in per_group.items():
-                old_lost, old_n = self.lost[kind][g]
-                self.lost[kind][g] = (old_lost + lost, old_n + n_)
+        self._count_losses(codes, refused, per_item)
         grid = codes.reshape(n, per_item)
         self.male[start:stop] = (grid == MALE).sum(1)
         self.female[start:stop] = (grid == FEMALE).sum(1)
@@ -432,6 +424,18 @@ class _Accumulator:
         self.chose_a[start:stop] = chose_a.reshape(n, per_item).sum(1)
         if score_options:
             self._add_probabilities(start, n, responses)
+
+    def _count_losses(self, codes: np.ndarray, refused: np.ndarray, per_item: int) -> None:
+        """Lost attempts by the gender of option (a), counted over the chunk at once."""
+        man_is_a = (np.arange(len(codes)) % per_item) < self.reps
+        answered = codes != ERROR
+        lost = {"undetected": codes == UNDETECTED, "refusal": refused}
+        for group, side in (("male", man_is_a), ("female", ~man_is_a)):
+            asked = answered & side
+            n = int(asked.sum())
+            for kind, flags in lost.items():
+                old_lost, old_n = self.lost[kind][group]
+                self.lost[kind][group] = (old_lost + int((flags & asked).sum()), old_n + n)
 
     def _add_probabilities(self, start, n, responses) -> None:
         """Per item: mean probability of the man's option over its attempts."""
