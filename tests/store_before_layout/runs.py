@@ -1,0 +1,52 @@
+"""The runs of the store fixture, and how one is replayed (shared by make.py and the test)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import fixture_model
+
+from genderprobe import models
+from genderprobe.api import RunConfig, run_probe
+
+# Small runs of every probe, with the options that change what is sent
+# (option scoring, constrained answers, a judge, ablations, several languages).
+RUNS: list[dict[str, Any]] = [
+    {"probe": "relationship-levy", "params": {"sample_k": 60}},
+    {"probe": "relationship-levy", "params": {"sample_k": 30}, "score_options": True},
+    {"probe": "relationship-levy", "params": {"sample_k": 30, "reader": "improved"}, "constrain_answers": True},
+    {"probe": "demet", "params": {"per_type": 2, "rewording": True}},
+    {"probe": "demet", "params": {"per_type": 2}, "score_options": True},
+    {"probe": "demet-names", "params": {}},
+    {"probe": "genmo", "params": {"sample_k": 12, "template": "both", "ablation": ("names",), "ablation_k": 4,
+                                "temperatures": (0.5,)}},
+    {"probe": "fifty-shades", "params": {"sample_k": 12, "runs": 2}},
+    {"probe": "multilingual-words", "params": {"languages": ("en", "fr", "zh"), "occupation_k": 2}},
+    {"probe": "multilingual-pronouns", "params": {"languages": ("en", "ja"), "num_repetitions": 2}},
+    {"probe": "multilingual-dialogue", "params": {"languages": ("en", "es"), "dialogues_per_pairing": 2}, "judge": "fixture:judge"},
+]
+
+KEPT = ("probe", "model", "judge", "parameters", "headline", "metrics", "marks", "breakdowns", "counts", "losses",
+        "warnings")
+
+
+def replay(run: dict[str, Any], cache_dir: Path, *, answering: bool) -> dict[str, Any]:
+    """Run one fixture run against the store in ``cache_dir``; the parts of its results a replay must match."""
+    models.BACKENDS["fixture"] = ("fixture_model", "the store fixture's model")
+    fixture_model.ANSWERING = answering
+    config = RunConfig(
+        model="fixture:model", judge=run.get("judge"), cache_dir=cache_dir, keep_records=False,
+        score_options=run.get("score_options", False), constrain_answers=run.get("constrain_answers", False),
+        n_resamples=200, concurrency=4,
+    )
+    try:
+        out = run_probe(run["probe"], "fixture:model", config=config, **run["params"])
+    finally:
+        del models.BACKENDS["fixture"]
+        fixture_model.ANSWERING = True
+    doc = json.loads(json.dumps({k: out.document.get(k) for k in KEPT}, default=list))
+    doc["run"] = {k: out.document["run"][k] for k in ("requests", "cached", "sent", "errors")}
+    doc["data_versions"] = out.document["versions"]["data"]
+    return doc

@@ -1,0 +1,59 @@
+"""A store filled before the one-folder-per-study layout still answers every run.
+
+tests/store_before_layout/ holds a response store filled by make.py at the
+commit before the move, and what each run reported then. Replayed now, every
+run must find every answer (zero requests reach the model) and report the same
+metrics, counts, losses and data-file versions: the move changed no cache key,
+no prompt and no result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURE = Path(__file__).resolve().parent / "store_before_layout"
+sys.path.insert(0, str(FIXTURE))
+
+from runs import RUNS, replay  # noqa: E402
+
+SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
+
+
+def _same(now, then, where: str = "") -> None:
+    """Equal, with floats equal to 1e-9 relative (bootstrap sums may round apart across numpy builds)."""
+    if isinstance(then, float) or isinstance(now, float):
+        if isinstance(then, float) and math.isnan(then):
+            assert isinstance(now, float) and math.isnan(now), where
+        else:
+            assert now == pytest.approx(then, rel=1e-9, abs=1e-12), where
+    elif isinstance(then, dict):
+        assert isinstance(now, dict) and set(now) == set(then), f"{where}: keys {set(now) ^ set(then)}"
+        for k in then:
+            _same(now[k], then[k], f"{where}.{k}")
+    elif isinstance(then, list):
+        assert isinstance(now, list) and len(now) == len(then), where
+        for i, (a, b) in enumerate(zip(now, then)):
+            _same(a, b, f"{where}[{i}]")
+    else:
+        assert now == then, where
+
+
+def test_the_fixture_covers_every_run():
+    assert [s["run"] for s in SAVED] == json.loads(json.dumps(RUNS))
+
+
+@pytest.mark.parametrize("index", range(len(RUNS)), ids=[f"{r['probe']}-{i}" for i, r in enumerate(RUNS)])
+def test_a_run_against_the_old_store_sends_nothing_and_reports_the_same(tmp_path, index):
+    shutil.copy(FIXTURE / "responses.sqlite3", tmp_path / "responses.sqlite3")
+    then = dict(SAVED[index]["result"])
+    now = replay(RUNS[index], tmp_path, answering=False)
+    sent_then, run = then.pop("run")["sent"], now.pop("run")
+    assert run["sent"] == 0 and run["errors"] == 0
+    assert run["cached"] == run["requests"] == sent_then
+    _same(now, then, RUNS[index]["probe"])
