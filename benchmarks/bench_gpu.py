@@ -18,11 +18,11 @@ import json
 import tempfile
 import time
 
+from genderprobe.contract import RunContext
 from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams
-from genderprobe.probes.base import RunContext
-from genderprobe.probes.relationship_levy import RelationshipLevy
 from genderprobe.runner import Runner
+from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
 
 def timed(model, items: int, score: bool, max_tokens: int) -> float:

@@ -14,7 +14,7 @@ import time
 
 from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.probes.relationship_levy import OPTIONS, RelationshipLevy
+from genderprobe.studies.relationship_levy.probe import OPTIONS, RelationshipLevy
 from genderprobe.testing.tiny_models import build_tiny_model
 
 

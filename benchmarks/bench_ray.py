@@ -16,8 +16,8 @@ import time
 
 from genderprobe.executors.ray_pool import RayPool
 from genderprobe.models.base import ModelOptions, Request
-from genderprobe.probes.relationship_levy import OPTIONS
 from genderprobe.runner import Runner
+from genderprobe.studies.relationship_levy.probe import OPTIONS
 from genderprobe.testing.openai_server import OpenAITestServer
 
 

@@ -1,6 +1,7 @@
 """Answer corpora: real and realistic answers, each labelled with what a careful human reads.
 
-A corpus is ``tests/corpora/<name>.jsonl``, one JSON object per line:
+A corpus is ``<name>.jsonl`` in the ``corpora`` folder of its study
+(``src/genderprobe/studies/<study>/corpora/``), one JSON object per line:
 
     {"id": "rl-017", "source": "smollm2-135m-instruct" | "shape: <what it stands for>",
      "answer": "<the raw answer>", "expected": "<the code a careful human reads>" | null,
@@ -19,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CORPORA = Path(__file__).parent / "corpora"
+STUDIES = Path(__file__).resolve().parents[1] / "src" / "genderprobe" / "studies"
 UNDETECTED = (None, "undetected")
 
 
 def load(name: str) -> list[dict[str, Any]]:
-    path = CORPORA / f"{name}.jsonl"
+    (path,) = STUDIES.glob(f"*/corpora/{name}.jsonl")
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     ids = [x["id"] for x in lines]
     assert len(ids) == len(set(ids)), f"{path.name}: duplicate ids"

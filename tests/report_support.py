@@ -17,11 +17,11 @@ from instruments import fake_key
 
 from genderprobe import charts
 from genderprobe.api import RunConfig, execute, run_probe
+from genderprobe.contract import Table
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
-from genderprobe.probes.base import Table
-from genderprobe.probes.relationship_levy import RelationshipLevy
 from genderprobe.results import load_results, write_json
 from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio
+from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
 # Answers that would run script, load something or break out of an element if
 # they were ever written into the page as markup. Each sets window.__pwned.

@@ -9,6 +9,9 @@ The Python API mirrors the command line:
 
 __version__ = "0.1.0"
 
+from genderprobe import moved
 from genderprobe.api import run_probe
+
+moved.install()
 
 __all__ = ["__version__", "run_probe"]

@@ -7,19 +7,19 @@ import datetime as dt
 import hashlib
 import platform
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
+from genderprobe.packaged import all_data_files
 from genderprobe.paper import paper_section
-from genderprobe.probes import get_probe
-from genderprobe.probes.base import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
+from genderprobe.registry import get_probe
 from genderprobe.results import JsonlSink, write_json
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
@@ -267,16 +267,10 @@ _DATA_HASHES: dict[str, str] | None = None
 
 
 def data_versions() -> dict[str, str]:
-    """SHA-256 (first 16 hex digits) of every packaged data file."""
+    """SHA-256 (first 16 hex digits) of every packaged data file, by key."""
     global _DATA_HASHES
     if _DATA_HASHES is None:
-        root = resources.files("genderprobe") / "data"
-        hashes = {}
-        for path in sorted(Path(str(root)).rglob("*")):
-            if path.is_file():
-                rel = path.relative_to(Path(str(root))).as_posix()
-                hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        _DATA_HASHES = hashes
+        _DATA_HASHES = {key: hashlib.sha256(f.read_bytes()).hexdigest()[:16] for key, f in all_data_files().items()}
     return _DATA_HASHES
 
 

@@ -2,7 +2,8 @@
 
 ``genderprobe run PROBE`` has one subcommand per probe, built from the probe's
 ``Params`` dataclass, so a new probe needs no change here. Other commands live
-in :mod:`genderprobe.cli_commands`, one module each, discovered the same way.
+in :mod:`genderprobe.cli_commands`, one module each, and in each study's
+``commands`` (found by :mod:`genderprobe.registry`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 import click
 
 from genderprobe import __version__
+from genderprobe.contract import Probe
 from genderprobe.errors import UserError
 from genderprobe.models import BACKENDS, ModelOptions
-from genderprobe.probes import all_probes
-from genderprobe.probes.base import Probe
+from genderprobe.registry import all_probes, study_commands
 from genderprobe.userfiles import read_user_text
 
 
@@ -315,6 +316,8 @@ def _register() -> None:
         module = importlib.import_module(f"{pkg.__name__}.{info.name}")
         for command in getattr(module, "COMMANDS", []):
             main.add_command(command)
+    for command in study_commands():
+        main.add_command(command)
 
 
 _register()

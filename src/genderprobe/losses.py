@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.probes.base import Table
+from genderprobe.contract import Table
 from genderprobe.rates import rate_difference_test
 from genderprobe.stats import Estimate
 

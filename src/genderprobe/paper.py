@@ -1,8 +1,9 @@
 """The papers' own result tables, packaged as data, shown beside a user's run.
 
 Numbers in a paper's tables are facts; each study packages the tables its
-paper publishes as a JSON file under ``genderprobe/data/<study>/`` and its
-probe names those files in ``Probe.paper_tables``. A file holds::
+paper publishes as a JSON file in the study's ``data`` folder, and its probe
+names those files by data key (``demet/paper_tables.json``, see
+:mod:`genderprobe.packaged`) in ``Probe.paper_tables``. A file holds::
 
     {"source": "Levy et al. 2024 (full citation)",
      "tables": [{
@@ -34,10 +35,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from genderprobe.errors import UserError
+from genderprobe.packaged import data_file
 
 RUN_LABEL = "this run"
 
@@ -73,8 +74,8 @@ def _check(table: dict[str, Any], where: str) -> None:
 
 @cache
 def load_file(relpath: str) -> tuple[PaperTable, ...]:
-    """The tables of one packaged file (a path under genderprobe/data)."""
-    text = (resources.files("genderprobe") / "data" / relpath).read_text(encoding="utf-8")
+    """The tables of one packaged file (a data key, see genderprobe.packaged)."""
+    text = data_file(relpath).read_text(encoding="utf-8")
     data = json.loads(text)
     out = []
     for t in data["tables"]:

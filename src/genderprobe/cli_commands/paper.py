@@ -18,7 +18,7 @@ from genderprobe.errors import UserError
 def paper_command(probe: str, results_path: Path | None, as_json: bool) -> None:
     """Show the result tables the probe's paper publishes, with a run's row beside them."""
     from genderprobe.paper import paper_section
-    from genderprobe.probes import get_probe
+    from genderprobe.registry import get_probe
     from genderprobe.results import load_results
     from genderprobe.terminal import output_console, print_paper_table
 

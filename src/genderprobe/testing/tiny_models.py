@@ -34,9 +34,9 @@ SIZES = {
 
 def corpus() -> list[str]:
     """Texts the tokenizer learns from: scenarios, names and the probe's question."""
-    from genderprobe.datasets.demet import scenarios
-    from genderprobe.datasets.names import bloomberg_by_gender
-    from genderprobe.probes.relationship_levy import DEFAULT_TEMPLATE
+    from genderprobe.names import bloomberg_by_gender
+    from genderprobe.studies.demet.dataset import scenarios
+    from genderprobe.studies.relationship_levy.probe import DEFAULT_TEMPLATE
 
     texts = [s.text for s in scenarios("all")]
     names = [e.first for g in ("male", "female") for e in bloomberg_by_gender(g)]

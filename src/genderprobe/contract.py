@@ -1,0 +1,253 @@
+"""The contract every probe fulfils.
+
+A probe is declarative: it builds requests, turns answers into codes and codes
+into metrics. It never talks to a model directly and never touches files: the
+harness hands it a :class:`RunContext` whose ``ask`` sends a list of requests
+through the runner (cache, retries, concurrency) and returns the responses in
+the same order, and whose ``records`` sink takes one JSON-able dict per attempt.
+
+Multi-round methods (a rewording fallback, a labeller and a checker, several
+temperatures) simply call ``ask`` more than once.
+
+Results share one layout so the terminal, the results JSON and the HTML report
+need no per-probe code:
+
+* ``metrics``: name -> :class:`Estimate` (value with 95% interval);
+* ``marks``: name -> mark JSON (:meth:`MarkDefinition.to_json`);
+* ``breakdowns``: dimension -> group -> :class:`Estimate`;
+* ``tables``: :class:`Table` s laid out like the paper's tables;
+* ``charts``: chart specs (see :mod:`genderprobe.charts`) the report draws;
+* ``evidence``: category -> list of {"prompt", "answer", "code", ...} samples,
+  with every undetected answer under "undetected";
+* ``counts``: attempts, undetected, errors, ...;
+* ``extra``: anything else JSON-able the probe wants to keep;
+* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.losses`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from genderprobe.errors import UserError
+from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.stats import Estimate
+
+Ask = Callable[[Sequence[Request]], list[Response]]
+
+
+class RecordSink(Protocol):
+    def write(self, record: dict[str, Any]) -> None: ...
+
+
+class NullSink:
+    """Discards records (benchmarks of the harness alone)."""
+
+    def write(self, record: dict[str, Any]) -> None:
+        pass
+
+
+class ListSink:
+    """Keeps records in memory (tests, the Python API)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+
+@dataclass
+class RunContext:
+    """What the harness gives a probe for one run.
+
+    generation: the run's generation parameters (the probe's defaults with the
+        user's overrides applied); copy them into every request.
+    score_options: the user asked for log-probability option scoring; probes that
+        support it set ``Request.score_options`` on their closed-choice prompts.
+    constrain_answers: the user asked the backend to answer only with one of the
+        options (``--constrain-answers``); probes that support it set
+        ``Request.constrain`` on their closed-choice prompts.
+    judge: sends requests to the judge model, for probes that need one.
+    checker: sends requests to the model that checks the judge's labels
+        (``--checker``); None means the judge checks too.
+    """
+
+    ask: Ask
+    generation: GenerationParams = GenerationParams()
+    records: RecordSink = field(default_factory=NullSink)
+    judge: Ask | None = None
+    score_options: bool = False
+    constrain_answers: bool = False
+    n_resamples: int = 1000
+    seed: int = 0
+    system_prompt: str | None = None
+    checker: Ask | None = None
+
+
+@dataclass
+class Table:
+    """A terminal/report table: rows of cells (str, number, Estimate or None)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        def cell(v: Any) -> Any:
+            return v.to_json() if isinstance(v, Estimate) else v
+
+        return {
+            "title": self.title,
+            "columns": self.columns,
+            "rows": [[cell(v) for v in row] for row in self.rows],
+            "note": self.note,
+        }
+
+
+@dataclass
+class ProbeResult:
+    metrics: dict[str, Estimate]
+    marks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, Estimate]] = field(default_factory=dict)
+    tables: list[Table] = field(default_factory=list)
+    charts: list[dict[str, Any]] = field(default_factory=list)
+    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    # Lost answers by gender (genderprobe.losses.LossReport.to_json()); read by the
+    # harness's warnings, the terminal and compare.
+    losses: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metrics": {k: v.to_json() for k, v in self.metrics.items()},
+            "marks": self.marks,
+            "breakdowns": {
+                dim: {g: e.to_json() for g, e in groups.items()}
+                for dim, groups in self.breakdowns.items()
+            },
+            "tables": [t.to_json() for t in self.tables],
+            "charts": self.charts,
+            "evidence": self.evidence,
+            "counts": self.counts,
+            "extra": self.extra,
+            "losses": self.losses,
+        }
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    flag: str | None = None,
+    choices: Sequence[str] | None = None,
+    from_file: bool = False,
+) -> Any:
+    """A probe parameter: a dataclass field the CLI turns into ``--flag``.
+
+    Tuple-typed parameters take comma-separated values on the command line;
+    ``from_file`` parameters take a file path whose text becomes the value.
+    """
+    meta = {
+        "help": help,
+        "flag": flag,
+        "choices": tuple(choices) if choices else None,
+        "from_file": from_file,
+    }
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use a tuple default for list parameters")
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class NoParams:
+    pass
+
+
+BETTER = ("zero", "one", "lower", "higher")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline metric of a probe and which way is better.
+
+    better: "zero" (a signed bias: closer to 0 is better), "one" (a ratio such
+    as disparate impact: closer to 1 is better), "lower" or "higher".
+    compare ranks runs by these, in the order given, and shows only these.
+    """
+
+    metric: str
+    better: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.better not in BETTER:
+            raise ValueError(f"better must be one of {BETTER}, not {self.better!r}")
+
+    def to_json(self) -> dict[str, str]:
+        return {"metric": self.metric, "better": self.better, "description": self.description}
+
+
+class Probe(ABC):
+    """Base class of every probe.
+
+    Subclasses set ``name`` (the CLI name), ``summary`` (one line for
+    ``genderprobe probes``), ``Params`` (a dataclass of :func:`option` fields,
+    validated in its ``__post_init__`` by raising :class:`UserError`) and
+    ``default_generation``; and implement :meth:`run`.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    Params: ClassVar[type] = NoParams
+    default_generation: ClassVar[GenerationParams] = GenerationParams()
+    needs_judge: ClassVar[bool] = False
+    supports_option_scoring: ClassVar[bool] = False
+    # Closed-choice prompts whose answers a backend may constrain to the options
+    # (--constrain-answers): the probe sets Request.constrain on them.
+    supports_constrained_answers: ClassVar[bool] = False
+    # The paper's headline numbers, declared once: compare ranks and shows these.
+    headline: ClassVar[tuple[Headline, ...]] = ()
+    # Parameters that only add views (ablations, extra temperatures) and leave the
+    # headline metrics unchanged: compare does not split runs on them.
+    view_parameters: ClassVar[tuple[str, ...]] = ()
+    # The paper's published result tables, as packaged data keys (the study's
+    # data folder; see genderprobe.paper for their format).
+    paper_tables: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, params: Any = None, **kwargs: Any):
+        if params is None:
+            names = {f.name for f in dataclasses.fields(self.Params)}
+            unknown = sorted(set(kwargs) - names)
+            if unknown:
+                raise UserError(
+                    f"Probe '{self.name}' has no parameter '{unknown[0]}'; "
+                    f"its parameters are: {', '.join(sorted(names)) or 'none'}."
+                )
+            params = self.Params(**kwargs)
+        self.params = params
+
+    def parameters(self) -> dict[str, Any]:
+        """The probe's parameters as written to results."""
+        return dataclasses.asdict(self.params)
+
+    def headlines(self) -> list[Headline]:
+        """This run's headline metrics; override where parameters rename them."""
+        return list(self.headline)
+
+    @abstractmethod
+    def run(self, ctx: RunContext) -> ProbeResult: ...
+
+
+def count_in_range(value: int, low: int, high: int | None, what: str) -> None:
+    """Refuse an integer parameter outside [low, high] with one sentence."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (
+        high is not None and value > high
+    ):
+        bound = f"from {low:,} to {high:,}" if high is not None else f"at least {low:,}"
+        raise UserError(f"{what} must be a whole number {bound}; got {value!r}.")

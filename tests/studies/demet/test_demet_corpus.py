@@ -1,0 +1,18 @@
+"""DeMET's readers on real and realistic answers: zero misreads, recall reported (pytest -s)."""
+
+from corpus_support import check
+
+from genderprobe.studies.demet.answer_reader import read_answer
+from genderprobe.studies.demet.names_probe import read_gender
+
+
+def _choice(x):
+    return {1: "name1", 2: "name2"}.get(read_answer(x["answer"], x["name1"], x["name2"]).choice)
+
+
+def test_demet_reader_never_misreads():
+    check("demet", _choice, min_recall=0.5)
+
+
+def test_demet_names_reader_never_misreads():
+    check("demet-names", lambda x: read_gender(x["answer"]), min_recall=0.5)
