@@ -164,9 +164,11 @@ def test_a_new_study_is_a_new_folder_and_nothing_else(tmp_path, monkeypatch):
 
         COMMANDS = [example]
     '''))
+    import genderprobe.api
     import genderprobe.studies
 
     monkeypatch.setattr(genderprobe.studies, "__path__", [*genderprobe.studies.__path__, str(tmp_path)])
+    monkeypatch.setattr(genderprobe.api, "_DATA_HASHES", None)  # hashed once per process; hash again with the new study
     caches = (registry.studies, registry.all_probes, registry.study_data_folders)
     for c in caches:
         c.cache_clear()
@@ -182,9 +184,6 @@ def test_a_new_study_is_a_new_folder_and_nothing_else(tmp_path, monkeypatch):
             c.cache_clear()
         for name in [m for m in sys.modules if m.startswith("genderprobe.studies.zz_example")]:
             del sys.modules[name]
-        import genderprobe.api
-
-        genderprobe.api._DATA_HASHES = None
 
 
 @pytest.mark.parametrize("old, new", [
