@@ -106,5 +106,8 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     """Let the old paths import (once; called by ``genderprobe/__init__``)."""
+    # First in line: after genderprobe.demet has become the study's package, the
+    # path finder would load genderprobe.demet.items from its folder a second time,
+    # as a separate module with separate classes.
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
