@@ -18,6 +18,7 @@ from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
 from genderprobe.packaged import all_data_files
 from genderprobe.paper import paper_section
+from genderprobe.reader_judge import DEFAULT_SAMPLE, ReaderJudge
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
 from genderprobe.registry import get_probe
 from genderprobe.results import JsonlSink, write_json
@@ -37,6 +38,11 @@ class RunConfig:
     judge_options: ModelOptions | None = None
     checker: str | None = None  # checks the judge's labels (default: the judge itself)
     checker_options: ModelOptions | None = None
+    # A judge that reads the closed-choice answers the rules cannot (a named
+    # deviation from the papers; see genderprobe.reader_judge).
+    reader_judge: str | None = None
+    reader_judge_options: ModelOptions | None = None
+    reader_judge_sample: int = DEFAULT_SAMPLE
     generation: dict[str, Any] = field(default_factory=dict)  # user overrides
     system_prompt: str | None = None
     seed: int = 0
@@ -95,6 +101,11 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.constrain_answers and not probe.supports_constrained_answers:
         raise UserError(f"Probe '{probe.name}' has no closed-choice prompts whose answers could be constrained; "
                         "drop --constrain-answers.")
+    if config.reader_judge and not probe.supports_reader_judge:
+        raise UserError(f"Probe '{probe.name}' has no closed-choice answers a judge could read; drop --reader-judge.")
+    if config.reader_judge and config.score_options:
+        raise UserError("--score-options reads no text a judge could read; drop --reader-judge or --score-options.")
+    count_in_range(config.reader_judge_sample, 0, None, "The reader judge's check sample (--reader-judge-sample)")
     if config.constrain_answers and config.score_options:
         raise UserError("--score-options already reads only the options; drop --constrain-answers or --score-options.")
     count_in_range(config.seed, 0, None, "The seed (--seed)")
@@ -113,7 +124,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     )
     # Everything opened from here on is released however the run ends: a model
     # (a Ray pool, GPU memory) must not outlive a failure to open the store.
-    judge_model = checker_model = store = runner = judge_runner = checker_runner = None
+    judge_model = checker_model = reader_model = store = runner = judge_runner = checker_runner = None
+    reader_runner = reader_judge = None
     sink: Any = None
     try:
         if config.score_options and not model.supports_option_scoring:
@@ -125,7 +137,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             judge_model = get_model(config.judge, config.judge_options or config.model_options)
         if config.checker:
             checker_model = get_model(config.checker, config.checker_options or config.model_options)
-        if config.use_cache and any(m and m.cacheable for m in (model, judge_model, checker_model)):
+        if config.reader_judge:
+            reader_model = get_model(config.reader_judge, config.reader_judge_options or config.model_options)
+        if config.use_cache and any(m and m.cacheable for m in (model, judge_model, checker_model, reader_model)):
             cache_dir = config.cache_dir or default_cache_dir()
             store = Store(Path(cache_dir) / "responses.sqlite3")
         engine = {
@@ -140,6 +154,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency})
         if checker_model:
             checker_runner = Runner(checker_model, store, **{**engine, "concurrency": config.concurrency})
+        if reader_model:
+            reader_runner = Runner(reader_model, store, **{**engine, "concurrency": config.concurrency})
+            reader_judge = ReaderJudge(reader_runner, reader_model.spec, sample=config.reader_judge_sample)
 
         records_path = results_path = None
         if config.out_dir is not None and config.keep_records:
@@ -161,15 +178,19 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             seed=config.seed,
             system_prompt=config.system_prompt,
             checker=checker_runner,
+            reader_judge=reader_judge,
         )
         started = dt.datetime.now(dt.UTC)
         result = probe.run(ctx)
+        if reader_judge:
+            _add_reader_judge(result, reader_judge)
     except BaseException:
         if isinstance(sink, JsonlSink):
             sink.discard()
         raise
     finally:
-        for owner, opened in ((runner, model), (judge_runner, judge_model), (checker_runner, checker_model)):
+        for owner, opened in ((runner, model), (judge_runner, judge_model), (checker_runner, checker_model),
+                              (reader_runner, reader_model)):
             _release(owner or opened)
         if store:
             store.close()
@@ -182,6 +203,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         "model": model.spec,
         "judge": judge_model.spec if judge_model else None,
         "checker": checker_model.spec if checker_model else None,
+        "reader_judge": reader_model.spec if reader_model else None,
         "created": started.isoformat(timespec="seconds"),
         "parameters": {
             "probe": probe.parameters(),
@@ -191,11 +213,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "n_resamples": config.n_resamples,
             "score_options": config.score_options,
             "constrain_answers": config.constrain_answers,
+            "reader_judge": reader_model.spec if reader_model else None,
+            "reader_judge_sample": config.reader_judge_sample if reader_model else None,
         },
         "run": {
             **run_stats,
             "judge": judge_runner.stats.to_json() if judge_runner else None,
             "checker": checker_runner.stats.to_json() if checker_runner else None,
+            "reader_judge": reader_runner.stats.to_json() if reader_runner else None,
             "cache": str(store.path) if store else None,
         },
         "versions": versions(),
@@ -207,7 +232,11 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     }
     document["paper"] = paper_section(type(probe), document)
     document["warnings"] = unread_warnings(result.losses, supports_option_scoring=probe.supports_option_scoring,
-                                           scored=config.score_options, max_tokens=generation.max_tokens)
+                                           scored=config.score_options, max_tokens=generation.max_tokens,
+                                           supports_reader_judge=probe.supports_reader_judge,
+                                           reader_judged=reader_judge is not None)
+    if reader_judge:
+        document["warnings"] += reader_judge.readings.warnings()
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records
@@ -231,6 +260,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
             out.parquet_path = parquet_path
     return out
+
+
+def _add_reader_judge(result: ProbeResult, reader_judge: ReaderJudge) -> None:
+    """The judge's readings beside the probe's own: its agreement with the rules, its table and tallies."""
+    readings = reader_judge.readings
+    result.metrics["reader_judge_agreement"] = readings.agreement()
+    result.tables.append(readings.table())
+    result.extra["reader_judge"] = readings.to_json()
 
 
 def _check_out_dir(out_dir: Path) -> None:

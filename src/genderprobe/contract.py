@@ -74,6 +74,10 @@ class RunContext:
     judge: sends requests to the judge model, for probes that need one.
     checker: sends requests to the model that checks the judge's labels
         (``--checker``); None means the judge checks too.
+    reader_judge: a :class:`genderprobe.reader_judge.ReaderJudge` when the user
+        asked a judge to read the answers the rules cannot (``--reader-judge``);
+        probes that support it pass their closed-choice answers through its
+        ``read`` before reading them.
     """
 
     ask: Ask
@@ -86,6 +90,7 @@ class RunContext:
     seed: int = 0
     system_prompt: str | None = None
     checker: Ask | None = None
+    reader_judge: Any = None
 
 
 @dataclass
@@ -211,6 +216,9 @@ class Probe(ABC):
     # Closed-choice prompts whose answers a backend may constrain to the options
     # (--constrain-answers): the probe sets Request.constrain on them.
     supports_constrained_answers: ClassVar[bool] = False
+    # Closed-choice answers a judge may read where the rules cannot (--reader-judge):
+    # the probe passes them through RunContext.reader_judge.
+    supports_reader_judge: ClassVar[bool] = False
     # The paper's headline numbers, declared once: compare ranks and shows these.
     headline: ClassVar[tuple[Headline, ...]] = ()
     # Parameters that only add views (ablations, extra temperatures) and leave the

@@ -121,7 +121,8 @@ UNREAD_WARNING_SHARE = 0.5
 
 
 def unread_warnings(losses: dict[str, Any] | None, *, supports_option_scoring: bool, scored: bool,
-                    max_tokens: int | None) -> list[str]:
+                    max_tokens: int | None, supports_reader_judge: bool = False,
+                    reader_judged: bool = False) -> list[str]:
     """A warning that cannot be missed when most answers could not be read, naming what helps."""
     if not losses:
         return []
@@ -136,6 +137,8 @@ def unread_warnings(losses: dict[str, Any] | None, *, supports_option_scoring: b
             helps = []
             if supports_option_scoring and not scored:
                 helps.append("--score-options (the options are scored by log-probability, so no answer needs reading)")
+            if supports_reader_judge and not reader_judged and not scored:
+                helps.append("--reader-judge SPEC (a judge model reads the answers the rules cannot)")
             helps.append(f"a larger --max-tokens if answers were cut off (this run: {max_tokens or 'the backend default'})")
             helps.append("a look at the undetected answers in the report's evidence")
             out.append(f"Most answers could not be read: {lost:,} of {n:,} ({lost / n:.0%}) are undetected, so every "

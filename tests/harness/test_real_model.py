@@ -221,3 +221,20 @@ def test_constrained_answers_on_the_real_model_through_vllm(vllm_model, inputs):
                      records=sink, n_resamples=50, constrain_answers=True)
     result = probe.run(ctx)
     assert {r["answer"] for r in sink.records} <= {"(a)", "(b)"} and result.counts["undetected"] == 0
+
+
+def test_a_real_judge_reads_what_the_rules_cannot_on_a_real_openai_compatible_server(server, tmp_path, monkeypatch):
+    """SmolLM2 judges its own RelationshipLevy answers: the tallies add up and raw answers stay in the records."""
+    from genderprobe.testing.vllm_server import SERVED_NAME
+
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+    doc = run_cli(["relationship-levy", "--sample-k", "8"], tmp_path, f"openai:{SERVED_NAME}",
+                  ["--base-url", server.base_url, "--reader-judge", f"openai:{SERVED_NAME}",
+                   "--reader-judge-sample", "4"])
+    check_run(doc, tmp_path)
+    judged = doc["extra"]["reader_judge"]
+    assert judged["unread_sent"] == judged["unread_read"] + judged["unread_declined"] + judged["judge_errors"]
+    assert judged["checked"] <= 4 and doc["run"]["reader_judge"]["requests"] > 0
+    records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert sum("reader_judge" in r for r in records) == judged["unread_sent"]
+    assert all(r["answer"] not in ("(a)", "(b)") for r in records if "reader_judge" in r)

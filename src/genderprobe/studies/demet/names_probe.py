@@ -34,6 +34,7 @@ from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.names import LEVY_GROUPS, levy_names, parse_name_lists
+from genderprobe.reader_judge import REFUSED
 from genderprobe.reading import answer_text
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.demet.answer_reader import is_refusal
@@ -95,6 +96,14 @@ class DemetNamesParams:
     )
 
 
+def _gender_rule(_: int, text: str) -> Any:
+    """The reader as the reader judge asks for it: the index of the option, None, or REFUSED."""
+    vote = read_gender(text)
+    if vote is None:
+        return REFUSED if is_refusal(text) else None
+    return OPTIONS.index(vote)
+
+
 class DemetNames(Probe):
     """Appendix A of Levy et al. 2024: does the model read the names as the genders they stand for?
 
@@ -115,6 +124,7 @@ class DemetNames(Probe):
         Headline("men_classified_male", "higher", "Table 5, M: share of the men's names classified male."),
     )
     paper_tables = ("demet/names_paper_tables.json",)
+    supports_reader_judge = True
 
     def __init__(self, params: DemetNamesParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)
@@ -135,19 +145,25 @@ class DemetNames(Probe):
             for p in PROMPTS
         ]
         responses = ctx.ask(requests)
+        read, judged = responses, {}
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, _gender_rule)
         per_name = []
         undetected, errors = [], 0
         lost_list, lost_undetected, lost_refusal = [], [], []
         for i, (group, name) in enumerate(entries):
             votes = []
             for j in range(len(PROMPTS)):
-                resp = responses[i * len(PROMPTS) + j]
-                vote = read_gender(resp.text) if resp.ok else None
+                a = i * len(PROMPTS) + j
+                resp = responses[a]
+                vote = read_gender(read[a].text) if resp.ok else None
                 votes.append(vote)
                 record = {
                     "name": name, "list": group, "prompt_index": j + 1,
-                    "prompt": requests[i * len(PROMPTS) + j].prompt, "answer": resp.text, "vote": vote,
+                    "prompt": requests[a].prompt, "answer": resp.text, "vote": vote,
                 }
+                if a in judged:
+                    record["reader_judge"] = judged[a]
                 if not resp.ok:
                     errors += 1
                     record["error"] = f"{resp.error_kind}: {resp.error_message}"

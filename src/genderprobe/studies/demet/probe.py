@@ -39,6 +39,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import levy_names, parse_name_lists
+from genderprobe.reader_judge import REFUSED
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.demet.answer_reader import Reading, read_answer
 from genderprobe.studies.demet.dataset import (
@@ -155,6 +156,7 @@ class Demet(Probe):
     default_generation = GenerationParams(temperature=0.0, max_tokens=MAX_TOKENS)
     supports_option_scoring = True
     supports_constrained_answers = True
+    supports_reader_judge = True
     headline = (
         Headline(OVERALL, "lower", "Mixed-gender bias (Eq. 2): the mean of the absolute pair biases, 0 to 2."),
         Headline("bias_w_m", "zero", "bias(W,M) (Eq. 1): positive favours women's names over men's, -2 to 2."),
@@ -243,10 +245,15 @@ class Demet(Probe):
                     system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle, ctx.constrain_answers
                 ))
             responses = ctx.ask(requests)
+            judged: dict[int, tuple[Reading, str]] = {}
+            if ctx.reader_judge:
+                judged = self._judge(ctx, plan, pending, requests, responses)
             still = []
-            for r, prompt, resp in zip(pending.tolist(), prompts, responses):
+            for i, (r, prompt, resp) in enumerate(zip(pending.tolist(), prompts, responses)):
                 n1, n2 = plan.names[plan.name1[r]], plan.names[plan.name2[r]]
                 reading = _read(resp, n1, n2) if resp.ok else None
+                if i in judged and judged[i][0].choice is not None:
+                    reading = judged[i][0]
                 if not resp.ok:
                     code = "error"
                     errored[r] = True
@@ -259,10 +266,26 @@ class Demet(Probe):
                     choice[r] = -1.0 if reading.choice == 1 else 1.0
                     answered_by[r] = variant
                 record = self._record(plan, r, variant, prompt, resp, code, reading)
+                if i in judged:
+                    record["reader_judge"] = judged[i][1]
                 ctx.records.write(record)
                 log.add(variant, code, reading.rule if reading else None, record)
             pending = np.asarray(still, np.int64)
         return self._result(plan, choice, answered_by, errored, refused, log, ctx)
+
+    @staticmethod
+    def _judge(ctx: RunContext, plan: Plan, pending: np.ndarray, requests: list[Request],
+               responses: list[Response]) -> dict[int, tuple[Reading, str]]:
+        """(reading by rule "judge", the judge's reply) of each unread answer of the round it was sent, by index."""
+        names = [(plan.names[plan.name1[r]], plan.names[plan.name2[r]]) for r in pending.tolist()]
+
+        def rule(i: int, text: str) -> Any:
+            reading = read_answer(text, *names[i])
+            return REFUSED if reading.refused else None if reading.choice is None else reading.choice - 1
+
+        read, replies = ctx.reader_judge.read(requests, responses, rule)
+        return {i: (Reading(read_answer(read[i].text, *names[i]).choice, "judge"), reply)
+                for i, reply in replies.items()}
 
     def _record(
         self, plan: Plan, r: int, variant: int, prompt: str, resp: Response, code: str, reading: Reading | None

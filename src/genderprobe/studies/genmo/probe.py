@@ -31,6 +31,7 @@ from genderprobe.contract import (
 from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.reader_judge import REFUSED
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate
 from genderprobe.studies.genmo.ablation import (
@@ -54,6 +55,7 @@ from genderprobe.studies.genmo.stance import (
     CODE_NAMES,
     ERROR,
     IMMORAL,
+    LETTERS,
     MORAL,
     TEMPLATE_LABELS,
     TEMPLATES,
@@ -184,6 +186,7 @@ class Genmo(Probe):
     summary = "Are moral judgements of the same action different for men and women? (GenMO, Bajaj et al. 2024)"
     Params = GenmoParams
     default_generation = GenerationParams(temperature=0.0, max_tokens=500, seed=GENERATION_SEED)
+    supports_reader_judge = True
     # The paper's main results (Table 2) use the CoT template.
     headline = _headline("")
     view_parameters = ("ablation", "ablation_k", "temperatures", "environment_labels")
@@ -223,19 +226,27 @@ class Genmo(Probe):
     def _ask(self, ctx: RunContext, state: _RunState, stories: list[_Story], template: str,
              template_text: str, gen: GenerationParams, variant: str) -> _Answers:
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
+        # The stance letters go with each request only for the reader judge, which names one of them.
+        options = LETTERS_OPTIONS if ctx.reader_judge else ()
         requests = [
             Request(system + (("user", prompt_for(s.story, template_text)),), gen,
-                    oracle=_oracle(s, template))
+                    options=options, oracle=_oracle(s, template))
             for s in stories
         ]
         responses = ctx.ask(requests)
+        read, judged = responses, {}
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, _stance_rule)
         codes = np.array(
-            [parse_stance(r.text) if r.ok else ERROR for r in responses], dtype=np.int8
+            [parse_stance(r.text) if r.ok else ERROR for r in read], dtype=np.int8
         )
-        refused = np.array([code == UNDETECTED and is_refusal(r.text) for r, code in zip(responses, codes.tolist())],
+        refused = np.array([code == UNDETECTED and is_refusal(r.text) for r, code in zip(read, codes.tolist())],
                            dtype=bool)
-        for s, req, resp, code, refusal in zip(stories, requests, responses, codes.tolist(), refused.tolist()):
+        for i, (s, req, resp, code, refusal) in enumerate(zip(stories, requests, responses, codes.tolist(),
+                                                             refused.tolist())):
             record = _record(s, req, resp, code, template, variant, refusal)
+            if i in judged:
+                record["reader_judge"] = judged[i]
             ctx.records.write(record)
             kind = "undetected" if code == UNDETECTED else "error" if code == ERROR else None
             if kind and len(state.evidence[kind]) < _MAX_UNDETECTED_EVIDENCE:
@@ -453,6 +464,17 @@ def _losses(stories: list[_Story], answers: _Answers) -> LossReport:
     codes, refused = answers.codes[answered], answers.refused[answered]
     return loss_report(genders, {"undetected": (codes == UNDETECTED) & ~refused, "refusal": refused},
                        by="gender", order=GENDERS)
+
+
+LETTERS_OPTIONS = tuple(LETTERS)
+
+
+def _stance_rule(_: int, text: str) -> Any:
+    """The stance reader as the reader judge asks for it: the stance's index, None, or REFUSED."""
+    code = parse_stance(text)
+    if code == UNDETECTED:
+        return REFUSED if is_refusal(text) else None
+    return code
 
 
 def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str,

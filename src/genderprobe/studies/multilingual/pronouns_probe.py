@@ -24,6 +24,7 @@ from genderprobe import charts
 from genderprobe.contract import Probe, ProbeResult, RunContext, Table, count_in_range, option
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
+from genderprobe.reader_judge import REFUSED
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import (
@@ -72,6 +73,7 @@ class MultilingualPronouns(Probe):
     Params = MultilingualPronounsParams
     default_generation = GenerationParams(temperature=1.0, max_tokens=MAX_TOKENS)
     supports_option_scoring = True
+    supports_reader_judge = True
     headline = class_headlines("P(she | word) / P(he | word) over English, Chinese and Japanese (Section 4.3.2)")
     # One file for the study; each table names its probe ("probe").
     paper_tables = ("multilingual/paper_tables.json",)
@@ -82,7 +84,7 @@ class MultilingualPronouns(Probe):
         # With --score-options each prompt's two options are scored, "she" against "he", as the
         # language writes them; one token of text still comes back for the records.
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
-        requests = []
+        requests, asked_in = [], []
         for lang in self.params.languages:
             words = word_list(lang)
             options = (PRONOUNS[lang]["she"], PRONOUNS[lang]["he"])
@@ -91,7 +93,16 @@ class MultilingualPronouns(Probe):
                 for r in range(reps):
                     oracle = pronoun_oracle(lang, word, word_class, r, reps, ctx.score_options)
                     requests.append(Request(turns, gen, r, options, ctx.score_options, oracle))
-        responses = iter(ctx.ask(requests))
+                    asked_in.append((lang, display_word(lang, word)))
+        answered = ctx.ask(requests)
+        read, judged = answered, {}
+        if ctx.reader_judge:
+            def rule(i: int, text: str) -> Any:
+                code = read_pronoun(asked_in[i][0], text, asked_in[i][1])
+                return REFUSED if code == REFUSAL else None if code is None else ("she", "he").index(code)
+
+            read, judged = ctx.reader_judge.read(requests, answered, rule)
+        attempt = iter(range(len(requests)))
         # she / he / undetected / refusal / error counts per language and word.
         tallies: dict[str, np.ndarray] = {}
         evidence: dict[str, list[dict[str, Any]]] = {code: [] for code in _CODES}
@@ -107,12 +118,13 @@ class MultilingualPronouns(Probe):
                 shown = display_word(lang, word)
                 scores = []
                 for r in range(reps):
-                    resp = next(responses)
+                    a = next(attempt)
+                    resp = answered[a]
                     if ctx.score_options:
                         code, prob = _scored(resp)
                         scores.append(prob)
                     elif resp.ok:
-                        code = read_pronoun(lang, resp.text, shown) or "undetected"
+                        code = read_pronoun(lang, read[a].text, shown) or "undetected"
                     else:
                         code = "error"
                     tally[w, _CODES.index(code)] += 1
@@ -120,6 +132,8 @@ class MultilingualPronouns(Probe):
                               "prompt": prompt, "answer": resp.text, "code": code}
                     if ctx.score_options:
                         record["p_she"] = scores[-1]
+                    if a in judged:
+                        record["reader_judge"] = judged[a]
                     if not resp.ok:
                         record["error"] = f"{resp.error_kind}: {resp.error_message}"
                     else:  # errors are the backend's, not the model's: no loss

