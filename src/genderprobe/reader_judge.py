@@ -163,8 +163,8 @@ class ReaderJudge:
         self.readings = JudgeReadings(spec, sample)
 
     def read(self, requests: Sequence[Request], responses: Sequence[Response],
-             rule: Rule) -> tuple[list[Response], dict[int, str]]:
-        """(responses to read, the judge's reply by index for every unread answer it was sent).
+             rule: Rule) -> tuple[list[Response], dict[int, str | None]]:
+        """(responses to read, the judge's reply by index for every unread answer it was sent; None if it failed).
 
         ``rule(i, text)`` is the probe's reader of answer i (see :data:`RuleReading`).
         An unread answer the judge reads is replaced by a copy whose text is
@@ -173,9 +173,9 @@ class ReaderJudge:
         tally = self.readings
         unread, checks, rule_of = [], [], {}
         for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
-            if not resp.ok or not req.options:
+            if not resp.ok or not req.options or not answer_text(resp.text):  # nothing to read
                 continue
-            reading = rule(i, resp.text or "")
+            reading = rule(i, resp.text)
             if reading is None:
                 unread.append(i)
             elif reading != REFUSED and tally.checked + len(checks) < tally.sample:
@@ -192,6 +192,7 @@ class ReaderJudge:
                 if i not in rule_of:
                     tally.sent += 1
                     tally.failed += 1
+                    notes[i] = None
                 continue
             chosen = parse_reply(reply.text, options)
             # The probe's reader must read the option alone as that option.

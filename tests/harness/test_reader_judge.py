@@ -137,12 +137,13 @@ def test_the_probes_own_reader_has_the_last_word():
     # reference:unbiased always names the first option, "(a)"; a rule that would
     # not read "(a)" as option 0 keeps the answer unread.
     judge = ReaderJudge(ReferenceModel("unbiased").generate_batch, "reference:unbiased")
-    requests = _requests(3)
-    responses = [Response(text="hmm"), Response(text="I refuse."), Response(error_kind="timeout", error_message="x")]
+    requests = _requests(4)
+    responses = [Response(text="hmm"), Response(text="I refuse."), Response(error_kind="timeout", error_message="x"),
+                 Response(text="<think>(a)?</think>")]
     rules = {"hmm": None, "I refuse.": REFUSED, "(a)": 1}
     read, replies = judge.read(requests, responses, lambda i, text: rules[text])
-    assert [r.text for r in read] == ["hmm", "I refuse.", None]
-    assert replies == {0: "(a)"}  # the refusal and the failed request were never sent
+    assert [r.text for r in read] == [r.text for r in responses]
+    assert replies == {0: "(a)"}  # the refusal, the failed request and the empty answer were never sent
     t = judge.readings
     assert (t.sent, t.read, t.declined, t.checked) == (1, 0, 1, 0)
 

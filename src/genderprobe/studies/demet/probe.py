@@ -245,7 +245,7 @@ class Demet(Probe):
                     system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle, ctx.constrain_answers
                 ))
             responses = ctx.ask(requests)
-            judged: dict[int, tuple[Reading, str]] = {}
+            judged: dict[int, tuple[Reading, str | None]] = {}
             if ctx.reader_judge:
                 judged = self._judge(ctx, plan, pending, requests, responses)
             still = []
@@ -275,7 +275,7 @@ class Demet(Probe):
 
     @staticmethod
     def _judge(ctx: RunContext, plan: Plan, pending: np.ndarray, requests: list[Request],
-               responses: list[Response]) -> dict[int, tuple[Reading, str]]:
+               responses: list[Response]) -> dict[int, tuple[Reading, str | None]]:
         """(reading by rule "judge", the judge's reply) of each unread answer of the round it was sent, by index."""
         names = [(plan.names[plan.name1[r]], plan.names[plan.name2[r]]) for r in pending.tolist()]
 

@@ -215,7 +215,7 @@ class RelationshipLevy(Probe):
                         requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers))
             responses = ctx.ask(requests)
             names = [(self.men[m].first, self.women[w].first) for m, w in zip(man.tolist(), woman.tolist())]
-            judged: dict[int, str] = {}
+            judged: dict[int, str | None] = {}
             read = responses
             if ctx.reader_judge:
                 read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names))
