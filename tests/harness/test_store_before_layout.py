@@ -23,6 +23,8 @@ sys.path.insert(0, str(FIXTURE))
 from runs import RUNS, replay  # noqa: E402
 
 SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
+# Options added since the fixture was made: at their defaults they must be off (None).
+ADDED_SINCE = {"reader_judge", "reader_judge_sample"}
 
 
 def _same(now, then, where: str = "") -> None:
@@ -33,7 +35,10 @@ def _same(now, then, where: str = "") -> None:
         else:
             assert now == pytest.approx(then, rel=1e-9, abs=1e-12), where
     elif isinstance(then, dict):
-        assert isinstance(now, dict) and set(now) == set(then), f"{where}: keys {set(now) ^ set(then)}"
+        assert isinstance(now, dict), where
+        added = set(now) - set(then)
+        assert added <= ADDED_SINCE and all(now[k] is None for k in added), f"{where}: new keys {added}"
+        assert set(now) - added == set(then), f"{where}: keys {set(now) ^ set(then)}"
         for k in then:
             _same(now[k], then[k], f"{where}.{k}")
     elif isinstance(then, list):
