@@ -7,7 +7,7 @@ also run (and fail) on the code before issue 15.
 import re
 
 import pytest
-from corpus_support import check, load
+from corpus_support import check, load, score
 from instruments import ScriptedModel
 
 from genderprobe.api import RunConfig, run_probe
@@ -253,8 +253,13 @@ def _read_words_line(x):
 
 
 def test_words_corpus():
-    lines = check("multilingual-words", _read_words_line, min_recall=0.8)
-    assert lines.total >= 40
+    lines = check("multilingual-words", _read_words_line)
+    assert lines.total >= 70
+    # SmolLM2 writes prose, not lists ("a skilled and strategic motivated
+    # professional"): the list reader reads such answers in part at best, which
+    # counts as a loss. The list shapes large models write must be read.
+    shapes = score([x for x in load("multilingual-words") if x["source"].startswith("shape")], _read_words_line)
+    assert shapes.recall >= 0.8, shapes.summary("multilingual-words shapes")
 
 
 def test_pronouns_corpus():
