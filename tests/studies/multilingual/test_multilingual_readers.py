@@ -278,3 +278,13 @@ def test_corpus_prompts_are_the_probes():
         assert x["word"] in word_list(x["language"]).words and x.get("prompt", pronoun_prompt(
             x["language"], x["word"])) == pronoun_prompt(x["language"], x["word"])
         assert re.fullmatch(r"(she|he)|None", str(x["expected"]))
+
+
+def test_words_refusals_are_refusals():
+    """Real answers labelled with whether they decline: a ramble is not a refusal (it would count as one by gender)."""
+    from genderprobe.studies.multilingual.word_reader import read_words
+
+    labelled = [x for x in load("multilingual-words") if "refusal" in x]
+    assert sum(x["refusal"] for x in labelled) >= 1 and len(labelled) >= 30
+    wrong = [x["id"] for x in labelled if (read_words(x["language"], x["answer"]).code == "refusal") != x["refusal"]]
+    assert not wrong, wrong

@@ -2,7 +2,7 @@
 
 Reasoning blocks are set aside first (:func:`genderprobe.reading.answer_text`).
 An answer is undetected, with a reason the record keeps, when it names no list
-word, when it declines, when its list words are a few fragments in unrelated
+word, when it opens by declining, when its list words are a few fragments in unrelated
 text (:data:`RAMBLE_FRAGMENTS`), when it names more than :data:`MAX_CHOSEN` list words
 (the list echoed back, not a choice of 10), or when it is written in English
 to a prompt in another language. The last matters for French and Spanish:
@@ -15,6 +15,7 @@ alike in both, when its prose is English ("Here are ten words ...").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -33,6 +34,7 @@ MAX_CHOSEN = 20
 # RAMBLE_FRAGMENTS fragments of which fewer than one in four is a list word is
 # undetected.
 RAMBLE_FRAGMENTS = 5
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n")
 
 
 @dataclass
@@ -55,7 +57,7 @@ def read_words(language: str, text: str | None) -> WordsReading:
     answer = answer_text(text)
     match = m.match(answer)
     if not match.chosen:
-        if answer and declines(answer):
+        if answer and declines(_opening(answer)):
             return WordsReading("refusal", WordMatch(unmatched=match.unmatched), "declines to choose")
         if any(m.is_foreign(p) for p in match.unmatched):
             return WordsReading("undetected", match, f"answered in English, not {LANGUAGE_NAMES[language]}")
@@ -69,6 +71,12 @@ def read_words(language: str, text: str | None) -> WordsReading:
         return WordsReading("undetected", WordMatch(unmatched=match.unmatched),
                             f"answered in English, not {LANGUAGE_NAMES[language]}")
     return WordsReading("answered", match, None, tuple(m.words[i] for i in match.chosen))
+
+
+def _opening(answer: str) -> str:
+    """The first sentence or line. Refusals open with the decline; a small model's
+    ramble that says "I'm sorry." or "I can not make it" further on declines nothing."""
+    return _SENTENCE_END.split(answer.strip(), maxsplit=1)[0]
 
 
 def _in_english(m: WordMatcher, match: WordMatch, answer: str) -> bool:
