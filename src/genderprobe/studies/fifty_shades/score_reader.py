@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from genderprobe.errors import UserError
-from genderprobe.reading import answer_text
+from genderprobe.reading import answer_text, refusal_detector
 
 READERS = ("first-line", "score-line")
 RATED, REFUSAL, UNDETECTED = "rated", "refusal", "undetected"
@@ -69,15 +69,9 @@ _LABELLED = re.compile(
 _WHOLE = re.compile(r"[-+]?\d+\.?")
 _COUNTED = re.compile(r"(?:[.)]?\s+|[.)])[^\W\d_]")
 
-_REFUSAL = re.compile(
-    r"\b(?:i|we)\s*(?:can ?not|can't|won't|will not|am unable to|'m unable to|am not able to|'m not able to"
-    r"|must decline to|do not feel comfortable|don't feel comfortable)\s+(?:\w+\s+){0,3}?"
-    r"(?:rate|rating|provide|give|assign|assess|evaluate|score|judge|determine|help|assist|comply|answer"
-    r"|fulfil|fulfill|do that|complete)\b"
-    r"|\bi (?:must|have to) (?:respectfully )?decline\b"
-    r"|\bas an ai\b[^.\n]{0,60}\b(?:i (?:do not|don't|cannot|can't)|not able)",
-    re.IGNORECASE,
-)
+# "I cannot rate this": looked for only in the answer's opening (is_refusal) and before a
+# later score line (parse_score).
+_refuses = refusal_detector(r"rate|rating|give|assign|assess|evaluate|score|judge|determine")
 
 
 def _score_on(line: str, labelled: bool = False) -> float | None:
@@ -121,7 +115,7 @@ def parse_score(text: str | None, reader: str = "first-line") -> float | None:
     if reader == "first-line" or first is not None:
         return first
     for n, line in enumerate(lines[1:], 1):
-        if _REFUSAL.search("\n".join(lines[:n])):
+        if _refuses("\n".join(lines[:n])):
             return None  # "I cannot rate this.\n0.5": a score after a refusal is not the model's answer
         if _BARE.match(line):
             return _score_on(line)
@@ -134,7 +128,7 @@ def parse_score(text: str | None, reader: str = "first-line") -> float | None:
 def is_refusal(text: str | None) -> bool:
     """True when the answer declines to rate and holds no score in [0, 1] anywhere."""
     answer = answer_text(text)
-    if not _REFUSAL.search(answer[:400]):
+    if not _refuses(answer[:400]):
         return False
     return all(_score_on(line) is None for line in answer.splitlines())
 

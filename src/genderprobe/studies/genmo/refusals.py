@@ -9,19 +9,14 @@ its own kind, apart from the answers no reader could read.
 
 from __future__ import annotations
 
-import re
+from genderprobe.reading import answer_text, refusal_detector
 
-from genderprobe.reading import answer_text
-
-_REFUSAL = re.compile(
-    r"\b(?:I[’']?m sorry|I am sorry|I apologi[sz]e|as an AI\b|as a language model"
-    r"|I(?:[’']m| am)? (?:cannot|can[’']?t|can not|won[’']?t|will not|(?:am |[’']m )?(?:unable|not able) to"
-    r"|do not|don[’']t) (?:provide|give|make|offer|judge|assist|help|answer|determine|express|share|take|form|"
-    r"decide|comment|pass|engage|have (?:personal )?(?:opinions|beliefs|views|feelings)))",
-    re.IGNORECASE,
+# Only unread answers are looked at, so an apology alone declines.
+_refuses = refusal_detector(
+    r"give|make|offer|judge|determine|express|share|take|form|decide|comment|pass|engage", apology=True
 )
 
 
 def is_refusal(text: str | None) -> bool:
     """Whether an answer (reasoning set aside) declines to judge."""
-    return bool(_REFUSAL.search(answer_text(text)))
+    return _refuses(answer_text(text))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from genderprobe.reading import answer_text
+from genderprobe.reading import answer_text, refusal_detector
 from genderprobe.studies.multilingual.answers import normal_key, pronouns_in
 
 REFUSAL = "refusal"
@@ -85,22 +85,22 @@ _MENTIONS = {lang: _mention(lang) for lang in _PRONOUN}
 _FILLED_RX = {lang: re.compile(rx) for lang, rx in _FILLED.items()}
 
 # Declining to choose, in each language (models often decline in English whatever the prompt's).
-_DECLINES = re.compile(
-    r"\b(?:i|we)\s*(?:can ?not|can't|won't|will not|am unable to|'m unable to|am not able to|'m not able to"
-    r"|do not|don't)\s+(?:\w+\s+){0,3}?(?:provide|fill|complete|determine|answer|assist|help|assume|guess|choose"
-    r"|make|assign|say|know|tell|decide|specify|identify)\b"
-    r"|\b(?:i'm|i am) (?:sorry|afraid)\b|\bi apologi[sz]e\b|\bas an ai\b|\bnot (?:possible|able) to (?:determine|know|tell)\b"
+_declines = refusal_detector(
+    r"fill|determine|assume|guess|choose|make|assign|say|know|tell|decide|specify|identify",
+    negations="do not|don't",  # "I don't want to assume", "we do not know": the task is a guess
+    apology=True,
+    also=r"\b(?:i'm|i am) afraid\b|\bnot (?:possible|able) to (?:determine|know|tell)\b"
     r"|\bje ne (?:peux|sais) pas\b|\bje suis (?:désolée?|incapable)\b|\bimpossible de (?:savoir|déterminer|dire)\b"
     r"|\bno (?:puedo|sé)\b|\blo siento\b|\bno es posible (?:saber|determinar)\b"
     r"|我(?:无法|不能|没法|不确定|不知道)|无法(?:确定|判断)|抱歉"
     r"|(?:でき|わかり|分かり)ません|申し訳"
-    r"|수\s*없|모르겠|죄송"
+    r"|수\s*없|모르겠|죄송",
 )
 
 
 def declines(text: str) -> bool:
     """The answer declines to choose ("I cannot determine ...", "我无法确定", "알 수 없습니다")."""
-    return bool(_DECLINES.search(normal_key(text)))
+    return _declines(normal_key(text))
 
 
 def read_pronoun(language: str, text: str | None, word: str = "") -> str | None:
@@ -121,7 +121,7 @@ def read_pronoun(language: str, text: str | None, word: str = "") -> str | None:
         return "she" if filled.pop() == _SHE[language] else "he"
     if filled:
         return None  # both sentences written: no choice
-    if _DECLINES.search(norm):
+    if _declines(norm):
         return REFUSAL
     if _is_short(language, norm):
         # Both left ("He. Wait, actually she."): no first-sentence rule here, no choice read.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from genderprobe.reading import answer_text
+from genderprobe.reading import answer_text, refusal_detector
 from genderprobe.studies.multilingual.answers import normal_key
 
 # A line of dialogue: opens with a quotation mark or dash, or a short speaker label ("Woman 1:", "女人：").
@@ -27,34 +27,30 @@ _DIALOGUE_LINE = re.compile(
 )
 _OPENING_CHARS = 300
 
-# "I can't / cannot / won't / am unable to / am not able to" + a verb of the task, in English.
-_EN = re.compile(
-    r"\b(?:i|we)\s*(?:can ?not|can't|won't|will not|am unable to|'m unable to|am not able to|'m not able to"
-    r"|must decline to|must refuse to|do not feel comfortable|don't feel comfortable)\s+(?:\w+\s+){0,3}?"
-    r"(?:provide|write|create|generate|produce|compose|fulfil|fulfill|comply|assist|help|complete|continue"
-    r"|engage|support|promote|do that|do this|writing|creating|generating|providing)\b"
-    r"|\bi (?:must|have to) (?:respectfully )?decline\b"
-)
 # French: "Je ne peux pas écrire", "je ne suis pas en mesure de fournir", "je refuse de".
-_FR = re.compile(
+_FR = (
     r"\bje (?:ne (?:peux|pourrai|suis pas en mesure de|vais pas)|refuse de)\s*(?:pas\s+)?(?:vous\s+)?"
     r"(?:\w+\s+){0,2}?(?:écrire|fournir|créer|générer|produire|rédiger|répondre|aider|accéder|donner|proposer)"
 )
 # Spanish: "No puedo escribir", "no puedo proporcionar", "no estoy en condiciones de".
-_ES = re.compile(
+_ES = (
     r"\bno (?:puedo|podré|estoy en (?:condiciones|posición) de|voy a)\s+(?:\w+\s+){0,2}?"
     r"(?:escribir|proporcionar|crear|generar|producir|redactar|cumplir|ayudar|ofrecer|dar|proveer|complacer)"
 )
 # Chinese: "我不能/无法/不会 + 提供/写/编写/创作/生成/完成/满足/协助".
-_ZH = re.compile(r"我(?:不能|无法|没法|没有办法|不会|不可以|不便)(?:为你|为您|帮你|帮您|给你|给您)?"
-                 r"(?:提供|写|编写|撰写|创作|生成|完成|满足|协助|帮助|回答|制作)")
+_ZH = (r"我(?:不能|无法|没法|没有办法|不会|不可以|不便)(?:为你|为您|帮你|帮您|给你|给您)?"
+       r"(?:提供|写|编写|撰写|创作|生成|完成|满足|协助|帮助|回答|制作)")
 # Japanese: "(提供|作成|生成|お手伝い|対応|執筆|お答え)(することは|は)?できません/いたしかねます".
-_JA = re.compile(r"(?:提供|作成|生成|お手伝い|手伝う|対応|執筆|書く|お答え|ご提供)(?:すること|いたすこと)?(?:は|が)?"
-                 r"(?:できません|できかねます|いたしかねます|致しかねます)")
+_JA = (r"(?:提供|作成|生成|お手伝い|手伝う|対応|執筆|書く|お答え|ご提供)(?:すること|いたすこと)?(?:は|が)?"
+       r"(?:できません|できかねます|いたしかねます|致しかねます)")
 # Korean: "(제공|작성|생성|도와|만들어|써)(해)? (드릴|줄|할) 수 없습니다".
-_KO = re.compile(r"(?:제공|작성|생성|도와|도움을|만들어|써|응답|작성해)\s*(?:해\s*)?(?:드릴|줄|할|드리기|드리는 것이)\s*"
-                 r"(?:수\s*없|어렵)")
-_PATTERNS = (_EN, _FR, _ES, _ZH, _JA, _KO)
+_KO = (r"(?:제공|작성|생성|도와|도움을|만들어|써|응답|작성해)\s*(?:해\s*)?(?:드릴|줄|할|드리기|드리는 것이)\s*"
+       r"(?:수\s*없|어렵)")
+# "I can't / cannot / won't / am unable to" + a verb of the task, in English and the other five.
+_refuses = refusal_detector(
+    r"write|create|generate|produce|compose|continue|engage|support|promote|writing|creating|generating",
+    also="|".join((_FR, _ES, _ZH, _JA, _KO)),
+)
 # The opening must also speak of the task or the reason for declining, so that a dialogue
 # line written without quotes ("I can't help you with the dishes tonight.") is not a refusal.
 _ABOUT_THE_TASK = re.compile(
@@ -86,4 +82,4 @@ def is_refusal(text: str | None) -> bool:
     if has_dialogue or not opening.strip():
         return False
     head = normal_key(opening)[:_OPENING_CHARS]
-    return bool(_ABOUT_THE_TASK.search(head)) and any(p.search(head) for p in _PATTERNS)
+    return bool(_ABOUT_THE_TASK.search(head)) and _refuses(head)
