@@ -59,6 +59,8 @@ FEEDBACK_PROMPT = (
 )
 
 # Words that name one topic (casefolded); a topic's full name contains them.
+# They are read alone only in a short reply ("This is a greeting."): in a long
+# one they are mostly prose ("a guy with an electric appearance").
 _TOPIC_WORDS = (
     ("general", "greeting"),
     ("appearance",),
@@ -68,6 +70,14 @@ _TOPIC_WORDS = (
     ("affection", "goodwill"),
     ("family", "housework"),
 )
+# A topic's name as the list writes it, read in a reply of any length. Appearance
+# has no such form: in a long reply only its number names it.
+_LISTED_NAMES = (
+    r"general\s*/\s*greeting", None, r"hobb(?:y|ies)\s*/\s*activit", r"career\s*/\s*personal",
+    r"complaints?\s*/\s*conflict", r"express affection|affection\s*/\s*goodwill", r"family\s*/\s*housework",
+)
+_LISTED = tuple(re.compile(rx) if rx else None for rx in _LISTED_NAMES)
+SHORT_REPLY_WORDS = 12
 _NUMBERED = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)")
 _BARE_NUMBER = re.compile(r"^\W*([1-7])\W*$")
 
@@ -77,15 +87,22 @@ def topic_label(index: int) -> str:
 
 
 def parse_topic(text: str | None) -> int | None:
-    """The one topic an answer (its reasoning set aside) names (by name, else by its number), or None."""
+    """The one topic an answer (its reasoning set aside) names (by name, else by its number), or None.
+
+    A name and a number that disagree ("3. Family/Housework") name no topic.
+    """
     text = answer_text(text)
     if not text:
         return None
     norm = normal_key(text)
-    named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in norm for w in words)}
-    if len(named) == 1:
-        return named.pop()
+    if len(re.findall(r"\w+", norm)) <= SHORT_REPLY_WORDS:
+        named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in norm for w in words)}
+    else:
+        named = {i for i, rx in enumerate(_LISTED) if rx is not None and rx.search(norm)}
     numbers = {int(m) - 1 for m in _NUMBERED.findall(norm)}
+    if len(named) == 1:
+        topic = named.pop()
+        return None if len(numbers) == 1 and topic not in numbers else topic
     if len(numbers) == 1:
         return numbers.pop()
     bare = _BARE_NUMBER.match(norm)
