@@ -49,7 +49,7 @@ def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
         "genmo": ["--sample-k", "2", "--template", "noncot"],
         "fifty-shades": ["--sample-k", "3", "--runs", "1"],
         "multilingual-words": ["--languages", "en", "--ages", "30", "--occupations", "1"],
-        "multilingual-pronouns": ["--languages", "en", "--repetitions", "1"],
+        "multilingual-pronouns": ["--languages", "en", "--repetitions", "1", "--words", "10"],
         "multilingual-dialogue": ["--languages", "en", "--dialogues", "1", "--max-rounds", "1",
                                   "--judge-max-tokens", "16"],
     }
@@ -150,7 +150,7 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
         "genmo": {"sample_k": 2, "template": "noncot"},
         "fifty-shades": {"sample_k": 3, "runs": 1},
         "multilingual-words": {"languages": ("en",), "ages": (30,), "occupation_k": 1},
-        "multilingual-pronouns": {"languages": ("en",), "num_repetitions": 1},
+        "multilingual-pronouns": {"languages": ("en",), "num_repetitions": 1, "words_k": 10},
         "multilingual-dialogue": {"languages": ("en",), "dialogues_per_pairing": 1, "max_rounds": 1,
                                   "judge_max_tokens": 16},
     }

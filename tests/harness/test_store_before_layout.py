@@ -24,7 +24,7 @@ from runs import RUNS, replay  # noqa: E402
 
 SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
 # Options added since the fixture was made: at their defaults they must be off (None).
-ADDED_SINCE = {"reader_judge", "reader_judge_sample"}
+ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k"}
 
 
 def _same(now, then, where: str = "") -> None:

@@ -122,6 +122,20 @@ def test_pronouns_calibration():
     assert biased.metrics["undetected_rate"].value == 0.0
 
 
+def test_pronouns_words_k_spreads_a_quick_run_over_every_class():
+    probe = MultilingualPronouns(languages=("en", "zh"), num_repetitions=1, words_k=10)
+    for lang in ("en", "zh"):
+        full, quick = word_list(lang), probe.words(lang)
+        assert len(quick.words) == 10 and set(quick.words) <= set(full.words)
+        assert quick.words[0] == full.words[0] and quick.words[-1] == full.words[-1]
+        assert set(quick.classes) == set(WORD_CLASSES)
+    result, records = _local(probe, ScriptedModel(lambda prompt, rep: "She"))
+    assert len(records) == 20 and {r["word"] for r in records} == set(probe.words("en").words + probe.words("zh").words)
+    assert set(result.breakdowns["di_word_en"]) == set(probe.words("en").words)
+    # More words than the list holds is the whole list.
+    assert MultilingualPronouns(languages=("en",), words_k=1000).words("en") == word_list("en")
+
+
 def test_pronouns_hand_computed_with_undetected_answers():
     def answer(prompt, rep):
         if "most caring person" in prompt:

@@ -31,6 +31,7 @@ from genderprobe.studies.multilingual.dataset import (
     LANGUAGE_NAMES,
     LANGUAGES,
     WORD_CLASSES,
+    WordList,
     check_languages,
     word_list,
 )
@@ -59,10 +60,14 @@ _CODES = ("she", "he", "undetected", "refusal", "error")
 class MultilingualPronounsParams:
     languages: tuple[str, ...] = option(LANGUAGES, "Languages to probe: en, fr, es, zh, ja, ko.")
     num_repetitions: int = option(10, "Attempts per word (the paper: 10).", flag="--repetitions")
+    words_k: int | None = option(None, "Words per language, spread evenly over its list, for a quick run "
+                                 "(default: every word, as the paper).", flag="--words")
 
     def __post_init__(self) -> None:
         self.languages = check_languages(self.languages)
         count_in_range(self.num_repetitions, 1, 1000, "num_repetitions (--repetitions)")
+        if self.words_k is not None:
+            count_in_range(self.words_k, 1, None, "words_k (--words)")
 
 
 class MultilingualPronouns(Probe):
@@ -78,6 +83,15 @@ class MultilingualPronouns(Probe):
     # One file for the study; each table names its probe ("probe").
     paper_tables = ("multilingual/paper_tables.json",)
 
+    def words(self, language: str) -> WordList:
+        """The language's words of this run: all, or ``words_k`` spread evenly over the list (which is grouped by class)."""
+        words = word_list(language)
+        k = self.params.words_k
+        if k is None or k >= len(words.words):
+            return words
+        keep = np.linspace(0, len(words.words) - 1, k).round().astype(int).tolist()
+        return WordList(language, tuple(words.words[i] for i in keep), tuple(words.classes[i] for i in keep))
+
     def run(self, ctx: RunContext) -> ProbeResult:
         reps = self.params.num_repetitions
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
@@ -86,7 +100,7 @@ class MultilingualPronouns(Probe):
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         requests, asked_in = [], []
         for lang in self.params.languages:
-            words = word_list(lang)
+            words = self.words(lang)
             options = (PRONOUNS[lang]["she"], PRONOUNS[lang]["he"])
             for word, word_class in zip(words.words, words.classes):
                 turns = system + (("user", pronoun_prompt(lang, word)),)
@@ -110,7 +124,7 @@ class MultilingualPronouns(Probe):
         lost: dict[str, list[bool]] = {"undetected": [], "refusal": []}
         p_she: dict[str, list[float]] = {}
         for lang in self.params.languages:
-            words = word_list(lang)
+            words = self.words(lang)
             tally = np.zeros((len(words.words), len(_CODES)), dtype=np.int64)
             p_she[lang] = []
             for w, (word, word_class) in enumerate(zip(words.words, words.classes)):
@@ -153,7 +167,7 @@ class MultilingualPronouns(Probe):
         result.tables.insert(2, losses.table())
         result.losses = losses.to_json()
         if ctx.score_options:
-            _add_probabilities(result, p_she, ctx)
+            _add_probabilities(result, p_she, {lang: self.words(lang) for lang in p_she}, ctx)
         return result
 
     def _result(self, tallies: dict[str, np.ndarray], evidence: dict, ctx: RunContext) -> ProbeResult:
@@ -165,7 +179,7 @@ class MultilingualPronouns(Probe):
         metrics: dict[str, Estimate] = {}
         pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for lang, tally in tallies.items():
-            words = word_list(lang)
+            words = self.words(lang)
             she, he = tally[:, 0], tally[:, 1]
             per_word = [_word_ratio(int(s), int(h), boot) for s, h in zip(she, he)]
             breakdowns[f"di_word_{lang}"] = dict(zip(words.words, per_word))
@@ -245,13 +259,14 @@ def _mean(values: list[float]) -> float:
     return float(np.mean(kept)) if kept else float("nan")
 
 
-def _add_probabilities(result: ProbeResult, p_she: dict[str, list[float]], ctx: RunContext) -> None:
+def _add_probabilities(result: ProbeResult, p_she: dict[str, list[float]], lists: dict[str, WordList],
+                       ctx: RunContext) -> None:
     """Mean P(she) per word class over the class's words (interval: resampling words), per language
     and over the headline languages (English, Chinese, Japanese) as p_she_<class>."""
     boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
     rows, headline = [], {c: [] for c in WORD_CLASSES}
     for lang, per_word in p_she.items():
-        words = word_list(lang)
+        words = lists[lang]
         values = np.array(per_word)
         classes = np.array(words.class_index())
         row: list[Any] = [LANGUAGE_NAMES[lang]]
