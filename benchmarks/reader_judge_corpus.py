@@ -25,23 +25,21 @@ from typing import Any
 import genderprobe.studies as studies
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import Request, Response
-from genderprobe.reader_judge import REFUSED, ReaderJudge
+from genderprobe.reader_judge import ReaderJudge
 from genderprobe.runner import Runner
 from genderprobe.studies.demet import names_probe
-from genderprobe.studies.demet.answer_reader import read_answer
+from genderprobe.studies.demet.answer_reader import judge_reading as demet_reading
 from genderprobe.studies.demet.dataset import fill
 from genderprobe.studies.demet.probe import QUESTIONS
-from genderprobe.studies.genmo.refusals import is_refusal as genmo_refusal
+from genderprobe.studies.genmo.refusals import judge_reading as genmo_reading
 from genderprobe.studies.genmo.stance import (
     CODE_NAMES,
     LETTERS,
     TEMPLATES,
-    UNDETECTED,
-    parse_stance,
     prompt_for,
 )
 from genderprobe.studies.multilingual.prompts import PRONOUNS, display_word, pronoun_prompt
-from genderprobe.studies.multilingual.pronoun_reader import REFUSAL, read_pronoun
+from genderprobe.studies.multilingual.pronoun_reader import judge_reading as pronoun_reading
 from genderprobe.studies.relationship_levy import answer_reader as rl
 from genderprobe.studies.relationship_levy.probe import DEFAULT_TEMPLATE
 
@@ -57,39 +55,14 @@ class Corpus:
 
 def _rl(reader: str) -> Corpus:
     read = rl.reader(reader)
-
-    def rule(x: dict, text: str) -> Any:
-        choice = read(text, x["option_a"], x["option_b"])
-        return REFUSED if choice is None and rl.is_refusal(text) else choice
-
     return Corpus(
         f"relationship-levy ({reader} rule)",
         lambda x: ("(a)", "(b)"),
         lambda x: x.get("prompt") or DEFAULT_TEMPLATE.format(scenario=PLACEHOLDER, name_1=x["option_a"],
                                                              name_2=x["option_b"]),
-        rule,
+        lambda x, text: rl.judge_reading(read, text, x["option_a"], x["option_b"]),
         lambda x: None if x["expected"] is None else int((x["expected"] == "male") != (x["man_option"] == "(a)")),
     )
-
-
-def _demet_rule(x: dict, text: str) -> Any:
-    reading = read_answer(text, x["name1"], x["name2"])
-    return REFUSED if reading.refused else None if reading.choice is None else reading.choice - 1
-
-
-def _names_rule(x: dict, text: str) -> Any:
-    vote = names_probe.read_gender(text)
-    return (REFUSED if names_probe.is_refusal(text) else None) if vote is None else names_probe.OPTIONS.index(vote)
-
-
-def _genmo_rule(x: dict, text: str) -> Any:
-    code = parse_stance(text)
-    return (REFUSED if genmo_refusal(text) else None) if code == UNDETECTED else code
-
-
-def _pronoun_rule(x: dict, text: str) -> Any:
-    code = read_pronoun(x["language"], text, display_word(x["language"], x["word"]))
-    return REFUSED if code == REFUSAL else None if code is None else ("she", "he").index(code)
 
 
 CORPORA = {
@@ -97,19 +70,23 @@ CORPORA = {
     "demet": [Corpus(
         "demet", lambda x: ("1", "2"),
         lambda x: fill(QUESTIONS["file"].format(scenario=PLACEHOLDER), x["name1"], x["name2"]),
-        _demet_rule, lambda x: None if x["expected"] is None else ("name1", "name2").index(x["expected"]))],
+        lambda x, text: demet_reading(text, x["name1"], x["name2"]),
+        lambda x: None if x["expected"] is None else ("name1", "name2").index(x["expected"]))],
     "demet-names": [Corpus(
         "demet-names", lambda x: names_probe.OPTIONS,
         lambda x: names_probe.PROMPTS[x.get("prompt_index", 1) - 1].replace("NAME", x.get("name", "Alex")),
-        _names_rule, lambda x: None if x["expected"] is None else names_probe.OPTIONS.index(x["expected"]))],
+        lambda x, text: names_probe.judge_reading(text),
+        lambda x: None if x["expected"] is None else names_probe.OPTIONS.index(x["expected"]))],
     "genmo": [Corpus(
         "genmo", lambda x: tuple(LETTERS),
         lambda x: prompt_for("(The story is not part of this corpus line.)", TEMPLATES[x["template"]]),
-        _genmo_rule, lambda x: None if x["expected"] is None else CODE_NAMES.index(x["expected"]))],
+        lambda x, text: genmo_reading(text),
+        lambda x: None if x["expected"] is None else CODE_NAMES.index(x["expected"]))],
     "multilingual-pronouns": [Corpus(
         "multilingual-pronouns", lambda x: (PRONOUNS[x["language"]]["she"], PRONOUNS[x["language"]]["he"]),
         lambda x: pronoun_prompt(x["language"], x["word"]),
-        _pronoun_rule, lambda x: None if x["expected"] is None else ("she", "he").index(x["expected"]))],
+        lambda x, text: pronoun_reading(x["language"], text, display_word(x["language"], x["word"])),
+        lambda x: None if x["expected"] is None else ("she", "he").index(x["expected"]))],
 }
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from genderprobe.reader_judge import REFUSED
 from genderprobe.reading import answer_text, refusal_detector
 
 _MARKUP = re.compile(r"[*_`#]+")
@@ -128,6 +129,12 @@ def read_answer(text: str | None, name1: str, name2: str) -> Reading:
     if _numbering_conflict(clean, names) or _claims_other(clean, names, k):
         return UNDETECTED
     return Reading(k, "number" if leading else "statement")
+
+
+def judge_reading(text: str, name1: str, name2: str):
+    """What ``--reader-judge`` asks of the reader: the option's index (0 = NAME1), None (unread), or REFUSED."""
+    reading = read_answer(text, name1, name2)
+    return REFUSED if reading.refused else None if reading.choice is None else reading.choice - 1
 
 
 def is_refusal(text: str | None) -> bool:

@@ -96,8 +96,8 @@ class DemetNamesParams:
     )
 
 
-def _gender_rule(_: int, text: str) -> Any:
-    """The reader as the reader judge asks for it: the index of the option, None, or REFUSED."""
+def judge_reading(text: str) -> Any:
+    """What ``--reader-judge`` asks of the reader: the option's index, None (unread), or REFUSED."""
     vote = read_gender(text)
     if vote is None:
         return REFUSED if is_refusal(text) else None
@@ -147,7 +147,7 @@ class DemetNames(Probe):
         responses = ctx.ask(requests)
         read, judged = responses, {}
         if ctx.reader_judge:
-            read, judged = ctx.reader_judge.read(requests, responses, _gender_rule)
+            read, judged = ctx.reader_judge.read(requests, responses, lambda _, text: judge_reading(text))
         per_name = []
         undetected, errors = [], 0
         lost_list, lost_undetected, lost_refusal = [], [], []

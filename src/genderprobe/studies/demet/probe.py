@@ -39,9 +39,8 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import levy_names, parse_name_lists
-from genderprobe.reader_judge import REFUSED
 from genderprobe.stats import Estimate, bootstrap_ratio
-from genderprobe.studies.demet.answer_reader import Reading, read_answer
+from genderprobe.studies.demet.answer_reader import Reading, judge_reading, read_answer
 from genderprobe.studies.demet.dataset import (
     DEMET_QUESTION,
     LABEL_NAMES,
@@ -278,12 +277,7 @@ class Demet(Probe):
                responses: list[Response]) -> dict[int, tuple[Reading, str | None]]:
         """(reading by rule "judge", the judge's reply) of each unread answer of the round it was sent, by index."""
         names = [(plan.names[plan.name1[r]], plan.names[plan.name2[r]]) for r in pending.tolist()]
-
-        def rule(i: int, text: str) -> Any:
-            reading = read_answer(text, *names[i])
-            return REFUSED if reading.refused else None if reading.choice is None else reading.choice - 1
-
-        read, replies = ctx.reader_judge.read(requests, responses, rule)
+        read, replies = ctx.reader_judge.read(requests, responses, lambda i, text: judge_reading(text, *names[i]))
         return {i: (Reading(read_answer(read[i].text, *names[i]).choice, "judge"), reply)
                 for i, reply in replies.items()}
 

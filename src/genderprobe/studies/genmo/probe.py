@@ -31,7 +31,6 @@ from genderprobe.contract import (
 from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.reader_judge import REFUSED
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate
 from genderprobe.studies.genmo.ablation import (
@@ -50,7 +49,7 @@ from genderprobe.studies.genmo.dataset import (
     story_pairs,
 )
 from genderprobe.studies.genmo.metrics import GenmoSummary, pair_outcomes, stance_kept, summarise
-from genderprobe.studies.genmo.refusals import is_refusal
+from genderprobe.studies.genmo.refusals import is_refusal, judge_reading
 from genderprobe.studies.genmo.stance import (
     CODE_NAMES,
     ERROR,
@@ -227,7 +226,7 @@ class Genmo(Probe):
              template_text: str, gen: GenerationParams, variant: str) -> _Answers:
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
         # The stance letters go with each request only for the reader judge, which names one of them.
-        options = LETTERS_OPTIONS if ctx.reader_judge else ()
+        options = tuple(LETTERS) if ctx.reader_judge else ()
         requests = [
             Request(system + (("user", prompt_for(s.story, template_text)),), gen,
                     options=options, oracle=_oracle(s, template))
@@ -236,7 +235,7 @@ class Genmo(Probe):
         responses = ctx.ask(requests)
         read, judged = responses, {}
         if ctx.reader_judge:
-            read, judged = ctx.reader_judge.read(requests, responses, _stance_rule)
+            read, judged = ctx.reader_judge.read(requests, responses, lambda _, text: judge_reading(text))
         codes = np.array(
             [parse_stance(r.text) if r.ok else ERROR for r in read], dtype=np.int8
         )
@@ -464,17 +463,6 @@ def _losses(stories: list[_Story], answers: _Answers) -> LossReport:
     codes, refused = answers.codes[answered], answers.refused[answered]
     return loss_report(genders, {"undetected": (codes == UNDETECTED) & ~refused, "refusal": refused},
                        by="gender", order=GENDERS)
-
-
-LETTERS_OPTIONS = tuple(LETTERS)
-
-
-def _stance_rule(_: int, text: str) -> Any:
-    """The stance reader as the reader judge asks for it: the stance's index, None, or REFUSED."""
-    code = parse_stance(text)
-    if code == UNDETECTED:
-        return REFUSED if is_refusal(text) else None
-    return code
 
 
 def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str,

@@ -9,7 +9,9 @@ its own kind, apart from the answers no reader could read.
 
 from __future__ import annotations
 
+from genderprobe.reader_judge import REFUSED
 from genderprobe.reading import answer_text, refusal_detector
+from genderprobe.studies.genmo.stance import UNDETECTED, parse_stance
 
 # Only unread answers are looked at, so an apology alone declines.
 _refuses = refusal_detector(
@@ -20,3 +22,11 @@ _refuses = refusal_detector(
 def is_refusal(text: str | None) -> bool:
     """Whether an answer (reasoning set aside) declines to judge."""
     return _refuses(answer_text(text))
+
+
+def judge_reading(text: str):
+    """What ``--reader-judge`` asks of the stance reader: the stance's index, None (unread), or REFUSED."""
+    code = parse_stance(text)
+    if code == UNDETECTED:
+        return REFUSED if is_refusal(text) else None
+    return code

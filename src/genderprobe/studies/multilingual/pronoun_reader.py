@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from genderprobe.reader_judge import REFUSED
 from genderprobe.reading import answer_text, refusal_detector
 from genderprobe.studies.multilingual.answers import normal_key, pronouns_in
 
@@ -131,6 +132,12 @@ def read_pronoun(language: str, text: str | None, word: str = "") -> str | None:
     if len(named) == 1:
         return "she" if named.pop() == _SHE[language] else "he"
     return None
+
+
+def judge_reading(language: str, text: str, word: str = ""):
+    """What ``--reader-judge`` asks of the reader: 0 for "she", 1 for "he", None (unread), or REFUSED."""
+    code = read_pronoun(language, text, word)
+    return REFUSED if code == REFUSAL else None if code is None else ("she", "he").index(code)
 
 
 def _is_short(language: str, text: str) -> bool:

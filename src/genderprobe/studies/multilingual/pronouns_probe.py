@@ -24,7 +24,6 @@ from genderprobe import charts
 from genderprobe.contract import Probe, ProbeResult, RunContext, Table, count_in_range, option
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.reader_judge import REFUSED
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import (
@@ -45,7 +44,7 @@ from genderprobe.studies.multilingual.headline import (
 )
 from genderprobe.studies.multilingual.layout import class_heatmap, class_table, skewed_words
 from genderprobe.studies.multilingual.prompts import PRONOUNS, display_word, pronoun_prompt
-from genderprobe.studies.multilingual.pronoun_reader import REFUSAL, read_pronoun
+from genderprobe.studies.multilingual.pronoun_reader import REFUSAL, judge_reading, read_pronoun
 
 PAPER_LANGUAGES = PRONOUN_PAPER_LANGUAGES
 _EVIDENCE = 1000
@@ -111,11 +110,8 @@ class MultilingualPronouns(Probe):
         answered = ctx.ask(requests)
         read, judged = answered, {}
         if ctx.reader_judge:
-            def rule(i: int, text: str) -> Any:
-                code = read_pronoun(asked_in[i][0], text, asked_in[i][1])
-                return REFUSED if code == REFUSAL else None if code is None else ("she", "he").index(code)
-
-            read, judged = ctx.reader_judge.read(requests, answered, rule)
+            read, judged = ctx.reader_judge.read(requests, answered,
+                                                 lambda i, text: judge_reading(asked_in[i][0], text, asked_in[i][1]))
         attempt = iter(range(len(requests)))
         # she / he / undetected / refusal / error counts per language and word.
         tallies: dict[str, np.ndarray] = {}

