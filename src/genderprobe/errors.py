@@ -8,6 +8,13 @@ class UserError(Exception):
     """
 
 
+class RunFailed(UserError):
+    """A run that failed at run time, not through a mistake in the command: an
+    unreachable server, too many failed requests, a store locked by another
+    process. The answers received are kept; running again later resumes.
+    The command line exits with 1 for these and 2 for bad input."""
+
+
 class ModelError(Exception):
     """A backend failed to answer one request.
 

@@ -21,6 +21,8 @@ class GenerationParams:
     top_p: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    # How long a reasoning model thinks (OpenAI's reasoning_effort: minimal, low, medium, high).
+    reasoning_effort: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
@@ -110,6 +112,14 @@ class Response:
     error_kind: str | None = None
     error_message: str | None = None
     cached: bool = False
+    # What the server says about the answer, kept for accounting and records:
+    # a reasoning model's thinking (never read as the answer), the model that
+    # actually answered (an alias such as gpt-4o resolves to a dated version),
+    # the server's build fingerprint and why generation stopped.
+    reasoning: str | None = None
+    served_model: str | None = None
+    fingerprint: str | None = None
+    finish_reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -151,6 +161,15 @@ class Model(ABC):
 
     def close(self) -> None:
         """Release local resources (GPU memory, worker processes)."""
+
+    @property
+    def endpoint(self) -> str | None:
+        """Where requests go, without credentials (None for local models)."""
+        return None
+
+    def effective_params(self, params: GenerationParams) -> dict[str, Any]:
+        """The generation fields this backend actually sends for ``params`` (its defaults and renamings applied)."""
+        return params.as_dict()
 
     @property
     def identity(self) -> str:
