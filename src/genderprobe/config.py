@@ -21,8 +21,10 @@ read; a mistake is reported in one sentence naming the file and the key.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +80,82 @@ def _constrain_with(v: Any) -> str | None:
     return None if v in ("auto", "structured_outputs", "json_schema") else "must be auto, structured_outputs or json_schema"
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+
+# Request fields genderprobe sets itself: [model.body] may add fields, not replace these.
+# Sampling settings have their own keys in [generation] and their own flags.
+RESERVED_BODY_FIELDS = (
+    "model", "messages", "system", "stream", "n",
+    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "reasoning_effort",
+)
+
+
+def check_body(v: Any) -> str | None:
+    """[model.body]: extra request fields sent as JSON with every request."""
+    if not isinstance(v, dict):
+        return "must be a table of request fields, such as [model.body] with top_k = 40"
+    for name, value in v.items():
+        if name in RESERVED_BODY_FIELDS:
+            return f"must not set {name}, which genderprobe sets itself (sampling settings go in [generation])"
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            return f"gives {name} a value JSON cannot carry (a date, a time, nan or inf)"
+    return None
+
+
+def check_header_name(v: Any) -> str | None:
+    return None if isinstance(v, str) and _HEADER_NAME.fullmatch(v) else "must be an HTTP header name such as api-key"
+
+
+def check_headers(v: Any) -> str | None:
+    """[model.headers]: extra HTTP headers. Their values may be secrets: a problem never quotes one."""
+    if not isinstance(v, dict):
+        return 'must be a table of HTTP headers, such as [model.headers] with X-Title = "genderprobe"'
+    for name, value in v.items():
+        if check_header_name(name):
+            return f"names {name!r}, which is not a valid HTTP header name"
+        if not isinstance(value, str) or "\r" in value or "\n" in value:
+            return f"must give the header {name} a one-line text value"
+    return None
+
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
+def _reasoning_effort(v: Any) -> str | None:
+    return None if v in REASONING_EFFORTS else f"must be one of {', '.join(REASONING_EFFORTS)}"
+
+
+def _flag(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(v: Any) -> float | None:
+    """Seconds in a duration such as 3600, "90m", "12h" or "30d" (None if it is not one)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v) if math.isfinite(v) and v > 0 else None
+    if isinstance(v, str):
+        text = v.strip().lower()
+        unit = _UNITS.get(text[-1:], None)
+        number = text[:-1] if unit else text
+        try:
+            value = float(number) * (unit or 1)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value > 0 else None
+    return None
+
+
+def _duration(v: Any) -> str | None:
+    return None if parse_duration(v) is not None else 'must be a positive duration such as 3600, "90m", "12h" or "30d"'
+
+
 SCHEMA: dict[str, dict[str, Check]] = {
     "generation": {
         "temperature": _number(0.0, 2.0),
@@ -85,6 +163,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "max_tokens": _whole(1),
         "seed": _whole(),
         "system_prompt": _text,
+        "reasoning_effort": _reasoning_effort,
     },
     "model": {
         "base_url": _url,
@@ -94,6 +173,10 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "logprob_tokens": _whole(1, 5),
         "top_logprobs": _whole(1, 20),
         "constrain_with": _constrain_with,
+        "body": check_body,
+        "headers": check_headers,
+        "api_key_header": check_header_name,
+        "api_version": _text,
     },
     "run": {
         "concurrency": _whole(1, 4096),
@@ -102,11 +185,27 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "max_retries": _whole(0, 100),
         "max_error_rate": _number(0.0, 1.0),
         "cache_dir": _text,
+        "cache_max_age": _duration,
+        "batch": _flag,
+        "batch_poll_interval": _number(above=0.0),
+        "price_in": _number(0.0),
+        "price_out": _number(0.0),
+    },
+    # Where the judge models (--judge, --checker, --reader-judge) are served
+    # when not beside the tested model: "local model, hosted judge".
+    "judge": {
+        "base_url": _url,
+        "api_key_env": _text,
+        "timeout": _number(above=0.0),
+        "price_in": _number(0.0),
+        "price_out": _number(0.0),
     },
 }
 
 # Keys of [model] that are backend options (ModelOptions.extra) rather than connection settings.
-BACKEND_OPTIONS = ("logprob_tokens", "top_logprobs", "constrain_with")
+BACKEND_OPTIONS = ("logprob_tokens", "top_logprobs", "constrain_with", "body", "headers", "api_key_header", "api_version")
+# Keys whose values may hold secrets: an error about them never shows the value.
+SECRET_KEYS = ("api_key", "headers")
 
 
 @dataclass
@@ -117,6 +216,7 @@ class FileConfig:
     generation: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold an api_key
     run: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
 
     def model_extra(self) -> dict[str, Any]:
         return {k: v for k, v in self.model.items() if k in BACKEND_OPTIONS}
@@ -160,7 +260,7 @@ def validate(data: dict[str, Any], path: Path | None = None) -> FileConfig:
                 raise UserError(f"{where} has an unknown key '{key}' in [{section}]; known keys there: {', '.join(checks)}.")
             problem = check(value)
             if problem:
-                shown = "***" if key == "api_key" else repr(value)
+                shown = "***" if key in SECRET_KEYS else repr(value)
                 raise UserError(f"{where} sets {section}.{key} = {shown}, but it {problem}.")
         getattr(config, section).update(values)
     return config

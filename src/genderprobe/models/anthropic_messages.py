@@ -6,7 +6,17 @@ The SDK's own retries are off: the runner retries, backs off and counts.
 
 The Messages API takes no seed and offers no log-probabilities, so ``seed`` is
 not sent (it still separates cache entries) and option scoring is refused.
-``max_tokens`` is required by the API; without one, 1024 is sent.
+``reasoning_effort`` is not sent either (thinking is asked for with a
+``thinking`` field in ``[model.body]``); both are said in :attr:`notes`.
+``max_tokens`` is required by the API; without one, 1024 is sent, as
+:meth:`effective_params` shows.
+
+The model option ``body`` (``[model.body]`` in the config file) is merged into
+every request and is part of the identity, as a hash; any other option is
+refused. Answers keep the model that answered, the stop reason and the text
+of ``thinking`` blocks (as reasoning, never as the answer). As with
+``openai:``, the first request goes out alone, so a wrong key or model name
+costs one request.
 """
 
 from __future__ import annotations
@@ -16,9 +26,15 @@ from typing import Any
 
 import anthropic
 
+from genderprobe.config import check_body
 from genderprobe.errors import ModelError, UserError
-from genderprobe.models.base import Model, ModelOptions, Request, Response
-from genderprobe.models.openai_compatible import public_url, retry_after_seconds
+from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.openai_compatible import (
+    body_hash,
+    checked_option,
+    public_url,
+    retry_after_seconds,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 1024
@@ -39,16 +55,39 @@ class AnthropicMessages(Model):
         if not self._api_key:
             raise UserError(f"No API key: set {key_env} (or pass --api-key-env NAME) to use anthropic:{model}.")
         self._key_hint = key_env
-        if options.extra:
-            raise UserError(f"The anthropic backend has no option '{sorted(options.extra)[0]}'.")
+        extra = dict(options.extra)
+        self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
+        if extra:
+            raise UserError(f"The anthropic backend has no option '{sorted(extra)[0]}'; known: body.")
         self.timeout = options.timeout
         self.spec = f"anthropic:{model}"
         self._identity = f"anthropic:{model}@{public_url(base_url)}"
+        if self.body:
+            self._identity += f"#body={body_hash(self.body)}"  # extra fields change the answers
         self._client: anthropic.AsyncAnthropic | None = None
+        # What the API cannot take and was not sent, one sentence each (the harness adds them to the warnings).
+        self.notes: list[str] = []
 
     @property
     def identity(self) -> str:
         return self._identity
+
+    @property
+    def endpoint(self) -> str:
+        return public_url(self.base_url)
+
+    def effective_params(self, params: GenerationParams) -> dict[str, Any]:
+        return {**self._sent_fields(params), **self.body}
+
+    def _sent_fields(self, params: GenerationParams) -> dict[str, Any]:
+        """The generation fields sent for ``params``: the default max_tokens added, seed and reasoning_effort noted."""
+        for name, why in (("seed", "the Messages API takes no seed"),
+                          ("reasoning_effort", "the Messages API has no such field; ask for thinking in [model.body]")):
+            if getattr(params, name) is not None and (note := f"{name} was not sent: {why}") not in self.notes:
+                self.notes.append(note)
+        fields: dict[str, Any] = {"max_tokens": params.max_tokens or DEFAULT_MAX_TOKENS}
+        fields.update((k, v) for k, v in (("temperature", params.temperature), ("top_p", params.top_p)) if v is not None)
+        return fields
 
     def client(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
@@ -59,25 +98,28 @@ class AnthropicMessages(Model):
 
     def payload(self, request: Request) -> dict[str, Any]:
         system = "\n\n".join(content for role, content in request.messages if role == "system")
+        fields = self._sent_fields(request.params)
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": request.params.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": fields.pop("max_tokens"),
             "messages": [{"role": role, "content": content} for role, content in request.messages if role != "system"],
         }
         if system:
             body["system"] = system
         # Sampling parameters go in extra_body: recent SDKs no longer name them,
-        # while the API still reads them for the models that take them.
-        sampling = {k: v for k, v in (("temperature", request.params.temperature), ("top_p", request.params.top_p))
-                    if v is not None}
-        if sampling:
-            body["extra_body"] = sampling
+        # while the API still reads them for the models that take them. So do
+        # the config's extra fields, whatever the SDK version knows of them.
+        if fields or self.body:
+            body["extra_body"] = {**fields, **self.body}
         return body
 
     async def generate(self, request: Request) -> Response:
         if request.score_options:
             raise ModelError("the Anthropic Messages API offers no log-probabilities; run without --score-options",
                              kind="bad_request", fatal=True)
+        return await self._send(request)
+
+    async def _send(self, request: Request) -> Response:
         try:
             message = await self.client().messages.create(**self.payload(request))
         except anthropic.APITimeoutError:
@@ -99,11 +141,15 @@ class AnthropicMessages(Model):
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None
         try:
             text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+            thinking = "\n\n".join(block.thinking for block in message.content if getattr(block, "type", "") == "thinking")
             usage = message.usage
             return Response(
                 text=text,
                 prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
                 completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+                reasoning=thinking or None,
+                served_model=getattr(message, "model", None) or None,
+                finish_reason=getattr(message, "stop_reason", None) or None,
             )
         except (AttributeError, TypeError):
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None

@@ -23,26 +23,82 @@ option ``constrain_with`` says how the request asks for one of the options:
 property ``answer`` is an enum of the options, then reads the answer back out of
 the JSON. ``auto`` (the default) uses ``json_schema`` for the OpenAI API
 (api.openai.com) and ``structured_outputs`` for every other server.
+
+Reasoning models (o1, o3, o4, gpt-5, after an optional ``provider/``) take
+``max_completion_tokens`` instead of ``max_tokens`` and only the default
+temperature and top_p (1): for them max_tokens is renamed and other values are
+dropped. A server that refuses max_tokens as unsupported, or a temperature or
+top_p other than the default, teaches the same for any other name: the refused request is sent again, fixed,
+and the lesson holds for the rest of the run. The request's GenerationParams
+(and so the cache key) stay the user's; :meth:`effective_params` shows what is
+sent and :attr:`notes` says in one sentence each what was changed.
+``reasoning_effort`` is sent as given.
+
+Model options from the config file: ``body`` (a table merged into every
+request; part of the identity, as a hash), ``headers`` (extra HTTP headers; not
+part of the identity, values never shown), and for Azure OpenAI
+``api_key_header`` (the header carrying the key instead of ``Authorization:
+Bearer``; ``api-key`` by default on ``*.openai.azure.com``) and ``api_version``
+(sent as ``?api-version=``; not part of the identity: a new API version
+does not change the deployed model's answers).
+
+Answers keep what the server says beside the text: the reasoning
+(``reasoning_content``, ``reasoning``, or a leading ``<think>`` block, never
+left in the text), the model that answered, ``system_fingerprint`` and the
+finish reason.
+
+A wrong URL, key or model gives one sentence (the runner sends a run's first
+request alone, so it costs one request): a web page instead of the API, a 404
+(with "did you mean .../v1?" or the names the server serves), a parameter the
+server does not accept (named, with how to drop it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
 
+from genderprobe.config import check_body, check_header_name, check_headers
 from genderprobe.errors import ModelError, UserError
-from genderprobe.models.base import Model, ModelOptions, Request, Response
+from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: timeouts, conflicts, throttling and server trouble.
 RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 # How a constrained request asks for one of the options (model option constrain_with).
 CONSTRAIN_WITH = ("auto", "structured_outputs", "json_schema")
+# OpenAI's reasoning families, after an optional provider prefix (openai/o3-mini on OpenRouter).
+REASONING_FAMILY = re.compile(r"(?:[^/]+/)?(?:o1|o3|o4|gpt-5)(?=$|[-_.:])")
+# How servers say a field is not for this model (OpenAI, Azure, vLLM, llama.cpp, pydantic).
+_UNSUPPORTED = re.compile(
+    r"unsupported|not supported|does not support|only the default|not allowed|not permitted"
+    r"|unrecognized|unknown (?:field|parameter|argument)|extra_forbidden",
+    re.IGNORECASE,
+)
+# How a reasoning model refuses a sampling value: it takes the field, but only at its default.
+_DEFAULT_ONLY = re.compile(r"only the default|unsupported.value", re.IGNORECASE)
+_UNKNOWN_MODEL = re.compile(r"model\b.*\b(?:does not exist|not found|unknown)|(?:unknown|no such) model", re.I | re.S)
+# How to stop sending a refused field.
+_DROP = {
+    "temperature": "drop --temperature (or temperature in [generation])",
+    "top_p": "drop --top-p (or top_p in [generation])",
+    "max_tokens": "drop --max-tokens (or max_tokens in [generation])",
+    "max_completion_tokens": "drop --max-tokens (or max_tokens in [generation])",
+    "seed": "drop --generation-seed (or seed in [generation])",
+    "reasoning_effort": "drop --reasoning-effort (or reasoning_effort in [generation])",
+    "logprobs": "run without --score-options",
+    "top_logprobs": "run without --score-options",
+    "response_format": "run without --constrain-answers, or set the model option constrain_with",
+    "structured_outputs": "run without --constrain-answers, or set the model option constrain_with",
+}
 
 
 class OpenAICompatible(Model):
@@ -66,42 +122,88 @@ class OpenAICompatible(Model):
             )
         self._key_hint = options.api_key_env or "OPENAI_API_KEY"
         self.timeout = options.timeout
-        extra = dict(options.extra)
+        self._read_options(dict(options.extra))
+        self.spec = f"openai:{model}"
+        self._identity = self._make_identity()
+        self._endpoint = self._url("/chat/completions")
+        self._session: aiohttp.ClientSession | None = None
+        # Reasoning-model quirks: known by name, or learned from the server's refusal.
+        reasoning = REASONING_FAMILY.match(model) is not None
+        self._tokens_field = "max_completion_tokens" if reasoning else "max_tokens"
+        self._default_sampling_only = reasoning
+        self._learned: set[str] = set()
+        # What was renamed or dropped, one sentence each (the harness adds them to the results' warnings).
+        self.notes: list[str] = []
+
+    def _read_options(self, extra: dict[str, Any]) -> None:
         self.logprob_tokens = _whole(extra.pop("logprob_tokens", 1), "logprob_tokens", 1, 5)
         self.top_logprobs = _whole(extra.pop("top_logprobs", 20), "top_logprobs", 1, 20)
         chosen = extra.pop("constrain_with", "auto")
         if chosen not in CONSTRAIN_WITH:
             raise UserError(f"The model option constrain_with must be one of {', '.join(CONSTRAIN_WITH)}; got {chosen!r}.")
-        auto = "json_schema" if urlsplit(self.base_url).hostname == "api.openai.com" else "structured_outputs"
-        self.constrain_with = auto if chosen == "auto" else chosen
+        parts = urlsplit(self.base_url)
+        self._auto_constrain = "json_schema" if parts.hostname == "api.openai.com" else "structured_outputs"
+        self.constrain_with = self._auto_constrain if chosen == "auto" else chosen
+        self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
+        self.headers: dict[str, str] = checked_option("headers", extra.pop("headers", {}), check_headers)
+        self.azure = (parts.hostname or "").endswith(".openai.azure.com")
+        self.api_key_header: str | None = checked_option(
+            "api_key_header", extra.pop("api_key_header", "api-key" if self.azure else None), check_header_name
+        )
+        self.api_version: str | None = extra.pop("api_version", None)
+        if self.api_version is not None and (not isinstance(self.api_version, str) or not self.api_version.strip()):
+            raise UserError(f"The model option api_version must be a version such as 2024-10-21; got {self.api_version!r}.")
         if extra:
+            known = "api_key_header, api_version, body, constrain_with, headers, logprob_tokens, top_logprobs"
+            raise UserError(f"The openai backend has no option '{sorted(extra)[0]}'; known: {known}.")
+        key_header = self.api_key_header or "Authorization"
+        if self._api_key and any(name.lower() == key_header.lower() for name in self.headers):
             raise UserError(
-                f"The openai backend has no option '{sorted(extra)[0]}'; known: constrain_with, logprob_tokens, top_logprobs."
+                f"The model option headers sets {key_header}, which carries the API key ({self._key_hint}); "
+                f"a request can carry only one, so drop one of them."
             )
-        self.spec = f"openai:{model}"
+
+    def _make_identity(self) -> str:
         # The same model name on two servers is two models, but a URL may carry
         # credentials (user:pass@, ?key=): the identity keeps neither.
-        self._identity = f"openai:{model}@{public_url(self.base_url)}"
+        identity = f"openai:{self.model}@{public_url(self.base_url)}"
         if (self.logprob_tokens, self.top_logprobs) != (1, 20):
             # They change which option scores can be read: not the same answers.
-            self._identity += f"#logprobs={self.logprob_tokens},{self.top_logprobs}"
-        if self.constrain_with != auto:
+            identity += f"#logprobs={self.logprob_tokens},{self.top_logprobs}"
+        if self.constrain_with != self._auto_constrain:
             # Another way of constraining the same server may give other answers.
-            self._identity += f"#constrain={self.constrain_with}"
-        # The path goes before any query string (?api-version=... on Azure).
+            identity += f"#constrain={self.constrain_with}"
+        # Not the Azure API version: it changes the protocol, not the deployed model's
+        # answers, and stores filled before the option existed must still answer.
+        if self.body:
+            identity += f"#body={body_hash(self.body)}"  # extra fields change the answers; headers do not
+        return identity
+
+    def _url(self, path: str) -> str:
+        """base_url + path, before any query string (?api-version=... on Azure)."""
         parts = urlsplit(self.base_url)
-        self._endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
-        self._session: aiohttp.ClientSession | None = None
+        query = parts.query
+        if self.api_version:
+            pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "api-version"]
+            query = urlencode([*pairs, ("api-version", self.api_version)])
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, query=query))
 
     @property
     def identity(self) -> str:
         return self._identity
 
+    @property
+    def endpoint(self) -> str:
+        return public_url(self.base_url)
+
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            headers = {"Content-Type": "application/json"}
+            headers = {"Content-Type": "application/json", **self.headers}
             if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
+                if self.api_key_header:
+                    headers[self.api_key_header] = self._api_key
+                else:
+                    headers["Authorization"] = f"Bearer {self._api_key}"
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -110,27 +212,72 @@ class OpenAICompatible(Model):
             )
         return self._session
 
+    # -- what is sent ------------------------------------------------------
+
+    def _sent_fields(self, params: GenerationParams) -> dict[str, Any]:
+        """The generation fields sent for ``params``: renamed and dropped as this model needs, noted."""
+        fields = params.as_dict()
+        if "max_tokens" in fields and self._tokens_field != "max_tokens":
+            fields[self._tokens_field] = fields.pop("max_tokens")
+            self._note(f"max_tokens was sent as {self._tokens_field}, the only name {self.model} takes")
+        if self._default_sampling_only:
+            for name in ("temperature", "top_p"):
+                if name in fields and fields[name] != 1:
+                    value = fields.pop(name)
+                    self._note(f"{name} {value:g} was not sent: {self.model} accepts only the default (1)")
+        return fields
+
+    def _note(self, sentence: str) -> None:
+        if sentence not in self.notes:
+            self.notes.append(sentence)
+
+    def effective_params(self, params: GenerationParams) -> dict[str, Any]:
+        return {**self._sent_fields(params), **self.body}
+
     def payload(self, request: Request) -> dict[str, Any]:
+        params = request.params
+        if request.score_options:
+            params = params.replace(max_tokens=self.logprob_tokens)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            **request.params.as_dict(),
+            **self._sent_fields(params),
+            **self.body,
         }
         if request.score_options:
-            body["max_tokens"] = self.logprob_tokens
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
         if request.constrain:
             body.update(constraint(request.options, self.constrain_with))
         return body
 
+    # -- sending -------------------------------------------------------------
+
     async def generate(self, request: Request) -> Response:
-        url = self._endpoint
+        # Ends: each quirk is learned at most once, then a refusal is an error.
+        while True:
+            payload = self.payload(request)
+            status, content_type, raw, retry_after = await self._post(payload)
+            if status == 200:
+                break
+            if not (status == 400 and self._learn(raw, payload)):
+                raise await self._http_error(status, raw, retry_after, payload)
+        if content_type.startswith("text/html") or raw.lstrip()[:1] == b"<":
+            raise ModelError(
+                f"the server at {public_url(self.base_url)} answered with a web page, not the API's JSON; "
+                f"point --base-url at the API itself (for most servers it ends in /v1)",
+                kind="not_api", fatal=True, status=status,
+            )
+        response = _parse(raw, request, self.spec)
+        if request.constrain and self.constrain_with == "json_schema" and response.text:
+            response.text = unwrap_json_answer(response.text)
+        return response
+
+    async def _post(self, payload: dict[str, Any]) -> tuple[int, str, bytes, str | None]:
+        """(status, content type, body, Retry-After) of one POST, or a ModelError for a failed connection."""
         try:
-            async with self._client().post(url, json=self.payload(request)) as resp:
-                raw = await resp.read()
-                if resp.status != 200:
-                    raise self._http_error(resp.status, raw, resp.headers.get("Retry-After"))
+            async with self._client().post(self._endpoint, json=payload) as resp:
+                return resp.status, resp.content_type, await resp.read(), resp.headers.get("Retry-After")
         except TimeoutError:
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
         except aiohttp.ClientConnectorError:
@@ -142,13 +289,29 @@ class OpenAICompatible(Model):
             raise ModelError(f"the connection dropped ({exc.__class__.__name__})", kind="connection") from None
         except aiohttp.ClientPayloadError:
             raise ModelError("the connection dropped mid-answer", kind="connection") from None
-        response = _parse(raw, request, self.spec)
-        if request.constrain and self.constrain_with == "json_schema" and response.text:
-            response.text = unwrap_json_answer(response.text)
-        return response
 
-    def _http_error(self, status: int, raw: bytes, retry_after: str | None) -> ModelError:
-        detail = self._scrub(_error_detail(raw))
+    def _learn(self, raw: bytes, payload: dict[str, Any]) -> bool:
+        """Learn a reasoning-model quirk from a 400; True if the request should be sent again.
+
+        Only the reasoning models' own refusals teach: max_tokens as unsupported, and a
+        temperature or top_p other than the default. Anything else (a value out of range,
+        top_p refused outright) is the user's to fix and gets a sentence.
+        """
+        message, param, code = _error_info(raw)
+        refused = refused_field(message, param, payload)
+        said = f"{message} {code or ''}"
+        if refused in ("max_tokens", "max_completion_tokens") and _UNSUPPORTED.search(said) and "tokens" not in self._learned:
+            self._learned.add("tokens")
+            self._tokens_field = "max_completion_tokens" if refused == "max_tokens" else "max_tokens"
+            return True
+        if refused in ("temperature", "top_p") and _DEFAULT_ONLY.search(said) and not self._default_sampling_only:
+            self._default_sampling_only = True
+            return True
+        return False
+
+    async def _http_error(self, status: int, raw: bytes, retry_after: str | None, payload: dict[str, Any]) -> ModelError:
+        message, param, _ = _error_info(raw)
+        detail = self._scrub(f": {message[:200]}" if message else "")
         spec = self.spec
         if status in (401, 403):
             return ModelError(
@@ -156,11 +319,14 @@ class OpenAICompatible(Model):
                 kind="auth", fatal=True, status=status,
             )
         if status == 404:
-            return ModelError(
-                f"the server does not know model {spec} or the endpoint (HTTP 404{detail}); check the model name and --base-url",
-                kind="not_found", fatal=True, status=status,
-            )
+            return ModelError(await self._not_found(message, detail), kind="not_found", fatal=True, status=status)
         if 400 <= status < 500 and status not in RETRYABLE_4XX:
+            refused = refused_field(message, param, payload)
+            if refused is not None:
+                return ModelError(
+                    f"the server does not accept {refused} for {spec} (HTTP {status}{detail}); {self._how_to_drop(refused)}",
+                    kind="bad_request", fatal=True, status=status,
+                )
             return ModelError(
                 f"the server refused the request for {spec} as invalid (HTTP {status}{detail}); check the generation parameters",
                 kind="bad_request", fatal=True, status=status,
@@ -168,16 +334,71 @@ class OpenAICompatible(Model):
         kind = "rate_limit" if status == 429 else "server"
         return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after_seconds(retry_after), status=status)
 
+    async def _not_found(self, message: str, detail: str) -> str:
+        """The sentence for a 404: an unknown model, a base URL missing its /v1, or either."""
+        url = public_url(self.base_url)
+        if _UNKNOWN_MODEL.search(message):
+            served = await self._served_models()
+            listing = f" (it serves {', '.join(served[:10])}{', ...' if len(served) > 10 else ''})" if served else ""
+            return (f"the server at {url} does not know model {self.spec} (HTTP 404{detail}); "
+                    f"check the model name{listing}")
+        azure_like = self.azure or self.api_version or self.api_key_header
+        if not azure_like and not urlsplit(self.base_url).path.rstrip("/").endswith("/v1"):
+            return (f"the server at {url} has no chat-completions API there (HTTP 404{detail}); "
+                    f"check --base-url (did you mean {url}/v1?)")
+        return (f"the server does not know model {self.spec} or the endpoint (HTTP 404{detail}); "
+                f"check the model name and --base-url")
+
+    async def _served_models(self) -> list[str]:
+        """The model names GET /models lists, or [] if it does not answer quickly: only a hint."""
+        try:
+            async with self._client().get(self._url("/models"), timeout=aiohttp.ClientTimeout(total=3)) as resp:
+                data = await resp.json(content_type=None)
+            return [str(m["id"]) for m in data["data"]]
+        except Exception:
+            return []
+
+    def _how_to_drop(self, field: str) -> str:
+        if field in self.body:
+            return f"remove {field} from [model.body] in the config file"
+        return _DROP.get(field, "check the generation parameters and model options")
+
     def _scrub(self, text: str) -> str:
-        """Servers sometimes echo the key back; it must not reach a message, the store or a log."""
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
+        """Servers sometimes echo the key (or another header) back; it must not reach a message, the store or a log."""
+        for secret in (self._api_key, *self.headers.values()):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
         return text
 
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def checked_option(name: str, value: Any, check: Callable[[Any], str | None]) -> Any:
+    """A model option checked with the config file's rule (None stays None)."""
+    problem = None if value is None else check(value)
+    if problem:
+        raise UserError(f"The model option {name} {problem}.")
+    return value
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """A short stable name for extra request fields, for the model identity."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def refused_field(message: str, param: str | None, payload: dict[str, Any]) -> str | None:
+    """The request field a 400 names: OpenAI's ``error.param``, else a sent field quoted in the message."""
+    sent = [k for k in payload if k not in ("model", "messages")]
+    if param in sent:
+        return param
+    for name in sent:
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", message):
+            return name
+    return None
 
 
 def _check_url(url: str) -> str:
@@ -220,12 +441,24 @@ def retry_after_seconds(header: str | None) -> float | None:
     return max(0.0, value) if math.isfinite(value) else None
 
 
-def _error_detail(raw: bytes) -> str:
+def _error_info(raw: bytes) -> tuple[str, str | None, str | None]:
+    """(message, param, code) of an error body in any common shape: OpenAI's
+    {"error": {...}}, vLLM's flat {"message": ...}, Ollama's {"error": "..."}."""
     try:
-        message = json.loads(raw)["error"]["message"]
-        return f": {str(message)[:200]}"
-    except Exception:
-        return ""
+        data = json.loads(raw)
+    except ValueError:
+        return "", None, None
+    error = data.get("error", data) if isinstance(data, dict) else None
+    if isinstance(error, str):
+        return error, None, None
+    if not isinstance(error, dict):
+        return "", None, None
+    message, param, code = error.get("message"), error.get("param"), error.get("code")
+    return (
+        message if isinstance(message, str) else "",
+        param if isinstance(param, str) else None,
+        None if code is None else str(code),
+    )
 
 
 def constraint(options: tuple[str, ...], how: str) -> dict[str, Any]:
@@ -254,9 +487,17 @@ def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
     try:
         data = json.loads(raw)
         choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
+        message = choice["message"]
+        content = message.get("content")
+        if not isinstance(content, (str, type(None))):
+            raise TypeError("content is not text")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise ModelError("the server answered with malformed JSON", kind="malformed") from None
+    # A null content (a reasoning model that spent its tokens thinking) is an empty answer, for the runner to count.
+    text, thought = split_think(content or "")
+    # DeepSeek and vLLM send reasoning_content, OpenRouter and Ollama reasoning.
+    given = _text(message.get("reasoning_content")) or _text(message.get("reasoning"))
+    reasoning = "\n\n".join(r for r in (given, thought) if r)
     usage = data.get("usage") or {}
     logprobs = None
     if request.score_options:
@@ -277,8 +518,28 @@ def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
         text=text,
         option_logprobs=logprobs,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),  # reasoning tokens included, as billed
+        reasoning=reasoning or None,
+        served_model=_text(data.get("model")),
+        fingerprint=_text(data.get("system_fingerprint")),
+        finish_reason=_text(choice.get("finish_reason")),
     )
+
+
+# A leading thinking block (vLLM without a reasoning parser, Ollama); unclosed when cut off mid-thought.
+_THINK = re.compile(r"\s*<think>(.*?)(?:</think>|$)\s*", re.DOTALL)
+
+
+def split_think(text: str) -> tuple[str, str | None]:
+    """(answer, reasoning) of a content that opens with a <think> block; other text unchanged."""
+    match = _THINK.match(text)
+    if match is None:
+        return text, None
+    return text[match.end():], match.group(1).strip() or None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _normalise(token: str) -> str:
