@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
+from genderprobe.dry_run import DryRun, dry_run_document
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
@@ -61,10 +62,24 @@ class RunConfig:
     ray_workers: int | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
+    store_timeout: float = 10.0  # seconds to wait for a store another process is writing
     out_dir: Path | None = None
     keep_records: bool = True
     records_parquet: bool = False  # also write records.parquet (needs pyarrow)
     progress: object | None = None
+    # Answers older than this many seconds are asked again (model aliases move).
+    cache_max_age: float | None = None
+    # Send missing requests through the provider's batch API (genderprobe.batch).
+    batch: bool = False
+    batch_poll_interval: float = 30.0
+    # US dollars per million tokens in and out, for the cost in the results.
+    price_in: float | None = None
+    price_out: float | None = None
+    judge_price_in: float | None = None
+    judge_price_out: float | None = None
+    # Build the requests, count them against the store and estimate tokens and
+    # cost; send nothing and write no files.
+    dry_run: bool = False
 
 
 @dataclass
@@ -139,27 +154,50 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             checker_model = get_model(config.checker, config.checker_options or config.model_options)
         if config.reader_judge:
             reader_model = get_model(config.reader_judge, config.reader_judge_options or config.model_options)
+        if config.batch:
+            from genderprobe.batch import require_batch_api
+
+            require_batch_api(model)
+            if not config.use_cache:
+                raise UserError("--batch keeps its batch ids in the response store to resume them; drop --no-cache.")
         if config.use_cache and any(m and m.cacheable for m in (model, judge_model, checker_model, reader_model)):
             cache_dir = config.cache_dir or default_cache_dir()
-            store = Store(Path(cache_dir) / "responses.sqlite3")
+            store = Store(Path(cache_dir) / "responses.sqlite3", timeout=config.store_timeout)
+            if not config.dry_run:
+                store.check_writable()  # before the first request: answers paid for must be kept
         engine = {
             "concurrency": concurrency,
             "rpm": config.rpm,
             "tpm": config.tpm,
             "max_retries": config.max_retries,
             "max_error_rate": config.max_error_rate,
+            "cache_max_age": config.cache_max_age,
         }
-        runner = Runner(model, store, progress=config.progress, **engine)
+        progress = config.progress
+
+        def runner_for(opened: Any, judge_label: str | None = None) -> Any:
+            """The model's runner (a dry run's counter with --dry-run); judges get their own progress line."""
+            if config.dry_run:
+                return DryRun(opened, store, max_age=config.cache_max_age)
+            if judge_label is None:
+                return Runner(opened, store, progress=progress, batch=config.batch,
+                              batch_poll_interval=config.batch_poll_interval, **engine)
+            line = progress.beside(judge_label) if progress is not None else None
+            return Runner(opened, store, progress=line, **{**engine, "concurrency": config.concurrency})
+
+        runner = runner_for(model)
         if judge_model:
-            judge_runner = Runner(judge_model, store, **{**engine, "concurrency": config.concurrency})
+            judge_runner = runner_for(judge_model, "judge")
         if checker_model:
-            checker_runner = Runner(checker_model, store, **{**engine, "concurrency": config.concurrency})
+            checker_runner = runner_for(checker_model, "checker")
         if reader_model:
-            reader_runner = Runner(reader_model, store, **{**engine, "concurrency": config.concurrency})
+            reader_runner = runner_for(reader_model, "reader judge")
             reader_judge = ReaderJudge(reader_runner, reader_model.spec, sample=config.reader_judge_sample)
 
         records_path = results_path = None
-        if config.out_dir is not None and config.keep_records:
+        if config.dry_run:
+            sink = NullSink()
+        elif config.out_dir is not None and config.keep_records:
             records_path = Path(config.out_dir) / "records.jsonl"
             sink = _output(lambda: JsonlSink(records_path), records_path)
         elif config.keep_records:
@@ -195,12 +233,21 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         if store:
             store.close()
 
-    run_stats = runner.stats.to_json()
+    if config.dry_run:
+        return RunOutput(result=result, document=dry_run_document(
+            probe, model, {"model": runner, "judge": judge_runner, "checker": checker_runner,
+                           "reader_judge": reader_runner},
+            prices={"model": (config.price_in, config.price_out)}
+            | dict.fromkeys(("judge", "checker", "reader_judge"), (config.judge_price_in, config.judge_price_out)),
+        ))
+    judge_prices = (config.judge_price_in, config.judge_price_out)
+    run_stats = _accounting(runner, model, generation, (config.price_in, config.price_out))
     document = {
         "schema": RESULTS_SCHEMA,
         "probe": probe.name,
         "summary": probe.summary,
         "model": model.spec,
+        "endpoint": model.endpoint,
         "judge": judge_model.spec if judge_model else None,
         "checker": checker_model.spec if checker_model else None,
         "reader_judge": reader_model.spec if reader_model else None,
@@ -218,9 +265,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         },
         "run": {
             **run_stats,
-            "judge": judge_runner.stats.to_json() if judge_runner else None,
-            "checker": checker_runner.stats.to_json() if checker_runner else None,
-            "reader_judge": reader_runner.stats.to_json() if reader_runner else None,
+            "judge": _accounting(judge_runner, judge_model, None, judge_prices) if judge_runner else None,
+            "checker": _accounting(checker_runner, checker_model, None, judge_prices) if checker_runner else None,
+            "reader_judge": _accounting(reader_runner, reader_model, None, judge_prices) if reader_runner else None,
             "cache": str(store.path) if store else None,
         },
         "versions": versions(),
@@ -237,6 +284,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
                                            reader_judged=reader_judge is not None)
     if reader_judge:
         document["warnings"] += reader_judge.readings.warnings()
+    for opened in (model, judge_model, checker_model, reader_model):
+        if opened is not None:  # what a backend had to change to be answered (a reasoning model's temperature)
+            document["warnings"] += list(opened.notes)
+    document["warnings"] += _empty_warnings(document["run"])
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records
@@ -259,6 +310,36 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             parquet_path = records_path.with_suffix(".parquet")
             _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
             out.parquet_path = parquet_path
+    return out
+
+
+def _accounting(runner: Runner, model: Any, generation: GenerationParams | None,
+                prices: tuple[float | None, float | None]) -> dict[str, Any]:
+    """One runner's requests, tokens, who answered, what was sent and, with prices, what it cost."""
+    stats = runner.stats.to_json()
+    stats["endpoint"] = model.endpoint
+    if generation is not None:
+        stats["generation_sent"] = model.effective_params(generation)
+    price_in, price_out = prices
+    if price_in is not None or price_out is not None:
+        stats["prices_per_million"] = {"in": price_in, "out": price_out}
+        stats["cost_usd"] = cost(stats["prompt_tokens"], stats["completion_tokens"], price_in, price_out)
+    return stats
+
+
+def cost(tokens_in: float, tokens_out: float, price_in: float | None, price_out: float | None) -> float:
+    """US dollars for the tokens at prices per million (a price not given counts as 0)."""
+    return round((tokens_in * (price_in or 0.0) + tokens_out * (price_out or 0.0)) / 1e6, 6)
+
+
+def _empty_warnings(run: dict[str, Any]) -> list[str]:
+    out = []
+    for role in ("model", "judge", "checker", "reader_judge"):
+        stats = run if role == "model" else run.get(role)
+        if stats and stats.get("empty"):
+            who = "the model" if role == "model" else f"the {role.replace('_', ' ')}"
+            out.append(f"{stats['empty']:,} answers of {who} were empty and count as failed requests; "
+                       f"a run again asks for them anew (see error_kinds.empty in the results).")
     return out
 
 

@@ -23,18 +23,28 @@ import click
 
 from genderprobe import __version__
 from genderprobe.contract import Probe
-from genderprobe.errors import UserError
+from genderprobe.errors import RunFailed, UserError
 from genderprobe.models import BACKENDS, ModelOptions
 from genderprobe.registry import all_probes, study_commands
 from genderprobe.userfiles import read_user_text
 
+EXIT_CODES_HELP = (
+    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, too many failed or empty answers, "
+    "store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
+    "130 interrupted."
+)
+
 
 class _Group(click.Group):
-    """Turns user errors into one sentence and exit code 2, never a traceback."""
+    """Turns user errors into one sentence, never a traceback: exit 2 for bad
+    input, 1 for a run that failed at run time (answers kept, try again)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except RunFailed as exc:
+            click.secho(f"Error: {exc}", err=True, fg="red")
+            ctx.exit(1)
         except UserError as exc:
             click.secho(f"Error: {exc}", err=True, fg="red")
             ctx.exit(2)
@@ -43,7 +53,7 @@ class _Group(click.Group):
             ctx.exit(130)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="genderprobe")
 def main() -> None:
     """Measure gender bias in large language models."""
@@ -68,7 +78,7 @@ def list_models() -> None:
         click.echo(f"reference:{persona:14s} {what}")
 
 
-@main.group("run", cls=_Group)
+@main.group("run", cls=_Group, epilog=EXIT_CODES_HELP)
 def run_group() -> None:
     """Run a probe on a model: genderprobe run PROBE --model SPEC."""
 
@@ -78,6 +88,10 @@ def run_group() -> None:
 _COMMON = [
     click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini or reference:random."),
     click.option("--judge", default=None, help="Judge model spec, for probes that need one."),
+    click.option("--judge-base-url", default=None,
+                 help="API base URL of the judge models (default: the tested model's; config [judge] base_url)."),
+    click.option("--judge-api-key-env", default=None,
+                 help="Environment variable holding the judge's API key (default: the tested model's)."),
     click.option("--checker", default=None, help="Model spec that checks the judge's labels (default: the judge)."),
     click.option("--reader-judge", default=None,
                  help="Model spec that reads the closed-choice answers the rules cannot (a deviation from the papers)."),
@@ -91,6 +105,8 @@ _COMMON = [
     click.option("--max-tokens", type=int, default=None, help="Maximum tokens per answer."),
     click.option("--generation-seed", type=int, default=None, help="Seed sent to backends that take one."),
     click.option("--system-prompt", default=None, help="System prompt sent before every prompt."),
+    click.option("--reasoning-effort", type=click.Choice(["minimal", "low", "medium", "high"]), default=None,
+                 help="How long a reasoning model thinks (sent as reasoning_effort)."),
     click.option("--base-url", default=None, help="API base URL (default: OPENAI_BASE_URL or the provider's)."),
     click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
     click.option("--timeout", type=float, default=None, help="Seconds per request [default: 60]."),
@@ -109,6 +125,14 @@ _COMMON = [
     click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                  help="Response store folder (default: GENDERPROBE_CACHE_DIR or ~/.cache/genderprobe)."),
     click.option("--no-cache", is_flag=True, help="Neither read nor write the response store."),
+    click.option("--cache-max-age", default=None,
+                 help="Ask again for stored answers older than this: seconds, or 90m, 12h, 30d [default: never]."),
+    click.option("--batch", is_flag=True, default=None,
+                 help="Send through the provider's batch API (openai:, anthropic:): half the price, answers within 24 h."),
+    click.option("--price-in", type=float, default=None, help="US dollars per million prompt tokens, for the run's cost."),
+    click.option("--price-out", type=float, default=None, help="US dollars per million answer tokens, for the run's cost."),
+    click.option("--dry-run", is_flag=True,
+                 help="Count the requests, those already stored and the estimated tokens and cost; send nothing."),
     click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."),
     click.option("--score-options", is_flag=True, help="Score answer options by log-probability instead of generating."),
     click.option("--constrain-answers", is_flag=True,
@@ -119,6 +143,19 @@ _COMMON = [
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
     click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
 ]
+
+
+def common_options(names: tuple[str, ...] | None = None) -> list[click.Parameter]:
+    """The run options (all, or those named), for commands that take some of them."""
+    holder = click.Command("holder")
+    for decorator in _COMMON:
+        decorator(holder)
+    return [p for p in holder.params if names is None or p.name in names]
+
+
+def common_defaults() -> dict[str, Any]:
+    """Every run option at its default, as the command line passes them."""
+    return {p.name: p.default for p in common_options()}
 
 
 def _probe_command(probe_cls: type[Probe]) -> click.Command:
@@ -146,6 +183,7 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
         callback=callback,
         help=(probe_cls.__doc__ or probe_cls.summary).strip(),
         short_help=probe_cls.summary,
+        epilog=EXIT_CODES_HELP,
     )
     for decorator in reversed(_COMMON):
         decorator(command)
@@ -207,6 +245,9 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
     finally:
         if progress:
             progress.stop()
+    if config.dry_run:
+        _print_dry_run(out.document, as_json=opts["as_json"])
+        return
     if opts["as_json"]:
         import json
 
@@ -227,6 +268,25 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
+
+
+def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:
+    if as_json:
+        import json
+
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"Dry run: {doc['probe']} on {doc['model']}" + (f" at {doc['endpoint']}" if doc["endpoint"] else ""))
+    for role, e in doc["dry_run"].items():
+        line = (f"  {role.replace('_', ' ')} {e['model']}: {e['requests']:,} requests, {e['cached']:,} already stored, "
+                f"{e['to_send']:,} to send; about {e['prompt_tokens']:,} tokens in, at most "
+                f"{e['completion_tokens']:,} out")
+        if e["unbounded"]:
+            line += f" (and {e['unbounded']:,} answers with no --max-tokens bound)"
+        if "cost_usd_at_most" in e:
+            line += f"; at most ${e['cost_usd_at_most']:,.4f}"
+        click.echo(line)
+    click.echo(doc["note"])
 
 
 @contextlib.contextmanager
@@ -259,7 +319,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
 def _run_config(opts: dict[str, Any]) -> Any:
     """The run's settings: flags first, then the config file, then defaults."""
     from genderprobe.api import RunConfig
-    from genderprobe.config import check_option, load_config, merged
+    from genderprobe.config import check_option, load_config, merged, parse_duration
 
     fc = load_config(opts["config_file"])
     for section, key, flag in (
@@ -278,6 +338,18 @@ def _run_config(opts: dict[str, Any]) -> Any:
         timeout=merged(opts["timeout"], fc, "model", "timeout", 60.0),
         extra=fc.model_extra(),
     )
+    judge_options = None
+    judge_base_url = merged(opts["judge_base_url"], fc, "judge", "base_url")
+    judge_key_env = merged(opts["judge_api_key_env"], fc, "judge", "api_key_env")
+    if judge_base_url or judge_key_env or "timeout" in fc.judge:
+        # The judges have their own endpoint: nothing of the tested model's connection carries over.
+        judge_options = ModelOptions(base_url=judge_base_url, api_key_env=judge_key_env,
+                                     timeout=fc.judge.get("timeout", model_options.timeout))
+    for key, flag in (("price_in", "--price-in"), ("price_out", "--price-out")):
+        check_option("run", key, opts[key], flag)
+    max_age = merged(opts["cache_max_age"], fc, "run", "cache_max_age")
+    if max_age is not None:
+        check_option("run", "cache_max_age", max_age, "--cache-max-age")
     cache_dir = merged(opts["cache_dir"], fc, "run", "cache_dir")
     return RunConfig(
         model=opts["model"],
@@ -286,11 +358,15 @@ def _run_config(opts: dict[str, Any]) -> Any:
         reader_judge=opts["reader_judge"],
         reader_judge_sample=opts["reader_judge_sample"],
         model_options=model_options,
+        judge_options=judge_options,
+        checker_options=judge_options,
+        reader_judge_options=judge_options,
         generation={
             "temperature": merged(opts["temperature"], fc, "generation", "temperature"),
             "top_p": merged(opts["top_p"], fc, "generation", "top_p"),
             "max_tokens": merged(opts["max_tokens"], fc, "generation", "max_tokens"),
             "seed": merged(opts["generation_seed"], fc, "generation", "seed"),
+            "reasoning_effort": merged(opts["reasoning_effort"], fc, "generation", "reasoning_effort"),
         },
         system_prompt=merged(opts["system_prompt"], fc, "generation", "system_prompt"),
         seed=opts["seed"],
@@ -310,6 +386,14 @@ def _run_config(opts: dict[str, Any]) -> Any:
         out_dir=opts["out_dir"],
         keep_records=not opts["no_records"],
         records_parquet=opts["records_parquet"],
+        cache_max_age=parse_duration(max_age) if max_age is not None else None,
+        batch=bool(merged(opts["batch"], fc, "run", "batch", False)),
+        batch_poll_interval=fc.run.get("batch_poll_interval", 30.0),
+        price_in=merged(opts["price_in"], fc, "run", "price_in"),
+        price_out=merged(opts["price_out"], fc, "run", "price_out"),
+        judge_price_in=fc.judge.get("price_in"),
+        judge_price_out=fc.judge.get("price_out"),
+        dry_run=opts["dry_run"],
     )
 
 

@@ -30,16 +30,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderprobe.errors import FatalModelError, ModelError, UserError
+from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_key
 
 THROTTLE_KINDS = frozenset({"rate_limit", "overloaded"})
 # Retries of a refused connection before the server has answered once.
 FIRST_CONTACT_RETRIES = 2
+# A run whose first this-many answers were all empty stops: the server sends no text.
+EARLY_EMPTY = 20
 
 
-class TooManyErrors(UserError):
+class TooManyErrors(RunFailed):
     """More requests failed after their retries than ``max_error_rate`` allows."""
 
 
@@ -54,7 +56,11 @@ class RunStats:
     throttled: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    empty: int = 0  # answers with no text (counted among the errors too)
     error_kinds: Counter[str] = field(default_factory=Counter)
+    # Who answered: the model version the server reports and its build fingerprint.
+    served_models: Counter[str] = field(default_factory=Counter)
+    fingerprints: Counter[str] = field(default_factory=Counter)
     min_concurrency: int | None = None
     started: float = field(default_factory=time.monotonic)
 
@@ -65,12 +71,21 @@ class RunStats:
             "sent": self.sent,
             "errors": self.errors,
             "error_kinds": dict(self.error_kinds),
+            "empty": self.empty,
             "retries": self.retries,
             "throttled": self.throttled,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "served_models": dict(self.served_models),
+            "fingerprints": dict(self.fingerprints),
             "elapsed_s": round(time.monotonic() - self.started, 3),
         }
+
+    def note_server(self, r: Response) -> None:
+        if r.served_model:
+            self.served_models[r.served_model] += 1
+        if r.fingerprint:
+            self.fingerprints[r.fingerprint] += 1
 
 
 class Pacer:
@@ -190,6 +205,9 @@ class Runner:
         flush_interval: float = 0.5,
         batch_size: int = 4096,
         progress: object | None = None,
+        batch: bool = False,
+        batch_poll_interval: float = 30.0,
+        cache_max_age: float | None = None,
     ):
         if max_error_rate is not None and not 0.0 <= max_error_rate <= 1.0:
             raise UserError(f"--max-error-rate must lie between 0 and 1; got {max_error_rate!r}.")
@@ -208,6 +226,11 @@ class Runner:
         self.flush_interval = flush_interval
         self.batch_size = batch_size
         self.progress = progress
+        # Send what is missing through the provider's batch API (half price) first;
+        # see genderprobe.batch. What a batch leaves unanswered goes the normal way.
+        self.batch = batch
+        self.batch_poll_interval = batch_poll_interval
+        self.cache_max_age = cache_max_age
         self.limit = AdaptiveLimit(self.concurrency, cooldown=cooldown)
         self.stats = RunStats()
         # One event loop for the runner's life (the HTTP session lives on it).
@@ -216,6 +239,7 @@ class Runner:
         # whatever task (an HTTP library's) happens to be running.
         self._aio: asyncio.Runner | None = None
         self._pending: list[tuple[bytes, Response]] = []
+        self._asked: dict[bytes, Request] = {}  # the request behind each pending key, stored beside its answer
         self._flush_lock = threading.Lock()
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._last_error: dict[str, str] = {}
@@ -230,15 +254,26 @@ class Runner:
         keys = [request_key(identity, r) for r in requests] if self.store else []
         responses: list[Response | None] = [None] * len(requests)
         if self.store:
-            cached = self.store.get_many(keys)
+            cached = self.store.get_many(keys, max_age=self.cache_max_age)
             for i, k in enumerate(keys):
                 hit = cached.get(k)
                 if hit is not None:
                     responses[i] = hit
+                    self.stats.note_server(hit)
             n_cached = sum(1 for r in responses if r is not None)
             self.stats.cached += n_cached
             self._advance(n_cached, cached=n_cached)
         missing = [i for i, r in enumerate(responses) if r is None]
+        if self.store:
+            self._asked.update((keys[i], requests[i]) for i in missing)
+        if missing and self.batch:
+            from genderprobe.batch import answer_by_batch
+
+            try:
+                answer_by_batch(self, requests, keys, missing, responses)
+            finally:
+                self._flush()
+            missing = [i for i in missing if responses[i] is None]
         if missing:
             try:
                 if self.model.batch_native:
@@ -247,7 +282,7 @@ class Runner:
                     self._run_async_blocking(requests, keys, missing, responses)
             finally:
                 self._flush()
-        self._check_error_rate(final=True)
+        self._check_totals(final=True)
         return responses  # type: ignore[return-value]
 
     def close(self) -> None:
@@ -277,7 +312,7 @@ class Runner:
                     self._pending.append((keys[i], r))
             self._flush()
             self._advance(len(idx), errors=errors, tokens=tokens)
-            self._check_error_rate(final=False)
+            self._check_totals(final=False)
 
     # -- API backends ----------------------------------------------------
 
@@ -295,29 +330,35 @@ class Runner:
             stop.append(exc)
             stopped.set()
 
+        async def answer(i: int) -> None:
+            try:
+                r = await self._ask_with_retries(requests[i])
+            except FatalModelError as exc:
+                halt(exc)
+                return
+            responses[i] = r
+            errors = self._count(r)
+            if self.store:
+                self._pending.append((keys[i], r))
+            self._advance(1, errors=errors, tokens=r.prompt_tokens + r.completion_tokens)
+            if errors:
+                try:
+                    self._check_failures(r, final=False)
+                except UserError as exc:
+                    halt(exc)
+
         async def worker() -> None:
             while queue and not stop:
-                i = queue.pop()
-                try:
-                    r = await self._ask_with_retries(requests[i])
-                except FatalModelError as exc:
-                    halt(exc)
-                    return
-                responses[i] = r
-                errors = self._count(r)
-                if self.store:
-                    self._pending.append((keys[i], r))
-                self._advance(1, errors=errors, tokens=r.prompt_tokens + r.completion_tokens)
-                if errors:
-                    fatal = self._fatal_connection_failure(r)
-                    if fatal is not None:
-                        halt(fatal)
-                        return
-                    try:
-                        self._check_error_rate(final=False)
-                    except TooManyErrors as exc:
-                        halt(exc)
-                        return
+                await answer(queue.pop())
+
+        if self.stats.sent == 0 and len(queue) > 1:
+            # The first request goes alone: a wrong URL, key, model name or
+            # parameter is reported after one paid request, not after a full
+            # round of them.
+            await answer(queue.pop())
+            if stop:
+                self._flush()
+                raise stop[0]
 
         async def flusher() -> None:
             while True:
@@ -330,7 +371,7 @@ class Runner:
                     halt(exc)
                     return
 
-        n_workers = min(self.concurrency, len(missing))
+        n_workers = min(self.concurrency, len(queue))
         workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         all_done = asyncio.gather(*workers)
         # Mark its outcome as seen: after a stop it ends with the workers' cancellation.
@@ -358,7 +399,9 @@ class Runner:
         with self._flush_lock:  # the flusher's thread and the final flush never overlap
             if self.store and self._pending:
                 n = len(self._pending)
-                self.store.put_many(self.model.identity, self._pending[:n])
+                self.store.put_many(self.model.identity, self._pending[:n], self._asked)
+                for key, _ in self._pending[:n]:
+                    self._asked.pop(key, None)
                 del self._pending[:n]
 
     async def _ask_with_retries(self, request: Request) -> Response:
@@ -430,8 +473,14 @@ class Runner:
     # -- bookkeeping -----------------------------------------------------
 
     def _count(self, r: Response) -> int:
-        """Add one finished request to the stats; 1 if it is an error."""
+        """Add one finished request to the stats; 1 if it is an error.
+
+        An answer with no text becomes an error of kind "empty" here, before it
+        is stored: it is kept among the errors, so a rerun asks again.
+        """
         self.stats.sent += 1
+        self.stats.note_server(r)
+        _mark_empty(r)
         if r.ok:
             self.stats.answered += 1
             self.stats.prompt_tokens += r.prompt_tokens
@@ -439,15 +488,39 @@ class Runner:
             return 0
         self.stats.errors += 1
         self.stats.error_kinds[r.error_kind or "error"] += 1
+        if r.error_kind == "empty":
+            self.stats.empty += 1
+            self.stats.prompt_tokens += r.prompt_tokens  # paid for all the same
+            self.stats.completion_tokens += r.completion_tokens
         if r.error_message:
             self._last_error[r.error_kind or "error"] = r.error_message
         return 1
 
-    def _fatal_connection_failure(self, r: Response) -> FatalModelError | None:
-        """A server that refused every connection so far is not there: stop instead of retrying thousands."""
+    def _check_failures(self, r: Response, *, final: bool) -> None:
+        """Stop when a failure shows the run cannot succeed: the server is not there, or too much is lost."""
         if r.error_kind == "connect" and self.stats.answered == 0:
-            return FatalModelError(f"Cannot reach the model {self.model.spec}: {r.error_message}.")
-        return None
+            # A server that refused every connection so far is not there: stop instead of retrying thousands.
+            raise RunFailed(f"Cannot reach the model {self.model.spec}: {r.error_message}.")
+        self._check_totals(final=final)
+
+    def _check_totals(self, *, final: bool) -> None:
+        self._check_empty(final=final)
+        self._check_error_rate(final=final)
+
+    def _check_empty(self, *, final: bool) -> None:
+        """Fail when most answers are empty, or when the first EARLY_EMPTY all were (a server sending no text)."""
+        empty = self.stats.empty
+        if not empty:
+            return
+        first_all_empty = empty >= EARLY_EMPTY and self.stats.answered == 0 and not self.stats.cached
+        if empty <= self.stats.requests / 2 and not first_all_empty:
+            return
+        why = self._last_error.get("empty", "no text")
+        seen = f"the first {empty:,}" if first_all_empty and not final else f"{empty:,} of {self.stats.requests:,}"
+        raise RunFailed(
+            f"{seen} answers of {self.model.spec} were empty ({why}); check that --base-url and the model "
+            f"return text, or raise --max-tokens for a reasoning model; the answers received are kept in the store."
+        )
 
     def _check_error_rate(self, *, final: bool) -> None:
         """Fail once the errors exceed the allowed share of all requests asked so far.
@@ -455,18 +528,20 @@ class Runner:
         Mid-run this triggers only when the rate cannot be met even if every
         remaining request succeeds.
         """
-        if self.max_error_rate is None or not self.stats.errors:
+        # Empty answers have their own rule (_check_empty): a model may answer some prompts with nothing.
+        failed = self.stats.errors - self.stats.empty
+        if self.max_error_rate is None or not failed:
             return
         allowed = self.max_error_rate * self.stats.requests
-        if self.stats.errors <= allowed:
+        if failed <= allowed:
             return
-        kind, n = self.stats.error_kinds.most_common(1)[0]
+        kind, n = next((k, n) for k, n in self.stats.error_kinds.most_common() if k != "empty")
         detail = self._last_error.get(kind, kind)
-        share = self.stats.errors / max(1, self.stats.requests)
+        share = failed / max(1, self.stats.requests)
         answered = self.stats.answered + self.stats.cached
         when = "" if final else " so far"
         raise TooManyErrors(
-            f"{self.stats.errors:,} of {self.stats.requests:,} requests ({share:.1%}) failed{when} after "
+            f"{failed:,} of {self.stats.requests:,} requests ({share:.1%}) failed{when} after "
             f"{self.max_retries} retries each, more than --max-error-rate {self.max_error_rate:g} allows "
             f"(most often {kind}: {detail}); the {answered:,} answers received are kept in the store, "
             f"so run again to ask only for the missing ones, or raise --max-error-rate."
@@ -475,6 +550,19 @@ class Runner:
     def _advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None:
         if self.progress is not None and n:
             self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
+
+
+def _mark_empty(r: Response) -> None:
+    """Turn an answer with no text (and no option scores) into an error of kind "empty"."""
+    if not r.ok or r.option_logprobs is not None or (r.text and r.text.strip()):
+        return
+    if r.finish_reason == "length" and r.reasoning:
+        why = "the reasoning used every token before any answer: raise --max-tokens"
+    elif r.finish_reason and r.finish_reason not in ("stop", "end_turn"):
+        why = f"no text, finish_reason {r.finish_reason}"
+    else:
+        why = "no text"
+    r.error_kind, r.error_message = "empty", why
 
 
 def _fatal_sentence(spec: str, exc: ModelError) -> str:

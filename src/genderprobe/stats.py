@@ -86,6 +86,8 @@ def resample_ratio(
 ) -> np.ndarray:
     """Bootstrap samples of sum(num)/sum(den) over items (NaN where a resample has no weight)."""
     n = num.size
+    if n == 0:  # nothing answered (every request failed): no resample has weight
+        return np.full(n_resamples, np.nan)
     values, counts = np.unique(num + 1j * den, return_counts=True)
     rng = np.random.default_rng(seed)
     pvals = counts / n

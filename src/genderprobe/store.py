@@ -4,7 +4,12 @@ Key = SHA-256 of (model identity without secrets, generation parameters,
 messages, repetition, option-scoring mode). A repeated or resumed run finds
 every answer it already paid for and asks the model only for what is missing.
 Errors are stored in their own table (kind and message) and never count as
-answers, so a rerun asks again for them.
+answers, so a rerun asks again for them; so are empty answers.
+
+Beside each answer, ``extra`` keeps what accounts for it: the request that
+was sent (messages, parameters, repetition: ``cache export`` shows it), and
+what the server said about the answer (the model that answered, its
+fingerprint, why generation stopped, a reasoning model's thinking).
 
 A store written by a newer schema, a file that is not a store, and a store
 locked by another process are reported in one sentence (:class:`UserError`)
@@ -18,14 +23,15 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from genderprobe.errors import UserError
+from genderprobe.errors import RunFailed, UserError
 from genderprobe.models.base import Request, Response
 
-SCHEMA_VERSION = 1
+# 2: responses gained the ``extra`` column (a version-1 store is upgraded in place).
+SCHEMA_VERSION = 2
 STORE_FILENAME = "responses.sqlite3"
 
 _SCHEMA = """
@@ -37,7 +43,8 @@ CREATE TABLE IF NOT EXISTS responses (
     option_logprobs TEXT,
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    extra TEXT
 );
 CREATE TABLE IF NOT EXISTS errors (
     key BLOB NOT NULL,
@@ -48,6 +55,9 @@ CREATE TABLE IF NOT EXISTS errors (
 );
 CREATE INDEX IF NOT EXISTS errors_key ON errors (key);
 """
+
+# Response fields kept in ``extra`` when set.
+_EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason")
 
 # SQLite's default limit on bound parameters is 999 in old builds.
 _CHUNK = 900
@@ -93,10 +103,10 @@ class Store:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise UserError(f"There is no response store at {self.path} yet; a run with caching creates it.")
-        if self.path.is_dir():
-            raise UserError(f"The response store path {self.path} is a folder; pass the folder as --cache-dir instead.")
         self._db: sqlite3.Connection | None = None
         try:
+            if self.path.is_dir():
+                raise UserError(f"The response store path {self.path} is a folder; pass the folder as --cache-dir instead.")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # The runner writes from a worker thread (so a lock held by another
             # process does not stall its requests), one write at a time.
@@ -108,7 +118,7 @@ class Store:
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
         except OSError as exc:
             self._close_quietly()
             raise UserError(f"Cannot open the response store {self.path}: {exc.strerror or exc}.") from None
@@ -137,6 +147,9 @@ class Store:
             version = int(row[0])
         except ValueError:
             version = -1
+        if version == 1:
+            self._upgrade_from_1()
+            return
         if version > SCHEMA_VERSION:
             raise UserError(
                 f"The response store {self.path} was written by a newer genderprobe "
@@ -149,39 +162,77 @@ class Store:
                 f"move it aside or use another --cache-dir."
             )
 
+    def _upgrade_from_1(self) -> None:
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(responses)")}
+            if "extra" not in columns:
+                self.db.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+    def check_writable(self) -> None:
+        """Write and commit once, so a store that cannot keep answers is found before any is paid for.
+
+        A store locked by another process raises :class:`RunFailed` (try again
+        later); a read-only one :class:`UserError` (fix the permissions or the folder).
+        """
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_write_check', ?)", (repr(time.time()),))
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.path, exc) from None
+
     # -- answers ------------------------------------------------------------------
 
-    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Response]:
+    def get_many(self, keys: Sequence[bytes], *, max_age: float | None = None) -> dict[bytes, Response]:
+        """The stored answers among ``keys``; with ``max_age`` (seconds), only those younger than that."""
         found: dict[bytes, Response] = {}
+        young_only = "" if max_age is None else " AND created >= ?"
+        since = () if max_age is None else (time.time() - max_age,)
         try:
             for start in range(0, len(keys), _CHUNK):
                 chunk = keys[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self.db.execute(
-                    "SELECT key, text, option_logprobs, prompt_tokens, completion_tokens "
-                    f"FROM responses WHERE key IN ({marks})",
-                    chunk,
+                    "SELECT key, text, option_logprobs, prompt_tokens, completion_tokens, extra "
+                    f"FROM responses WHERE key IN ({marks}){young_only}",
+                    (*chunk, *since),
                 )
-                for key, text, logprobs, pt, ct in rows:
-                    found[key] = Response(
+                for key, text, logprobs, pt, ct, extra in rows:
+                    r = Response(
                         text=text,
                         option_logprobs=_load_logprobs(logprobs),
                         prompt_tokens=pt,
                         completion_tokens=ct,
                         cached=True,
                     )
+                    if extra:
+                        fields = json.loads(extra)
+                        for name in _EXTRA_FIELDS:
+                            setattr(r, name, fields.get(name))
+                    found[key] = r
         except sqlite3.DatabaseError as exc:
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
         return found
 
-    def put_many(self, model: str, items: Iterable[tuple[bytes, Response]]) -> None:
-        """Store answers and errors in one transaction (durable on return)."""
+    def put_many(
+        self,
+        model: str,
+        items: Iterable[tuple[bytes, Response]],
+        requests: Mapping[bytes, Request] | None = None,
+    ) -> None:
+        """Store answers and errors in one transaction (durable on return).
+
+        requests: the request behind each key, kept beside its answer.
+        """
         now = time.time()
         answers, errors = [], []
         for key, r in items:
             if r.ok:
                 logprobs = _dump_logprobs(r.option_logprobs)
-                answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now))
+                extra = _dump_extra(r, requests.get(key) if requests else None)
+                answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now, extra))
             else:
                 errors.append((key, model, r.error_kind, r.error_message or "", now))
         if not answers and not errors:
@@ -189,10 +240,14 @@ class Store:
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
-                self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", answers)
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO responses (key, model, text, option_logprobs, prompt_tokens, "
+                    "completion_tokens, created, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    answers,
+                )
                 self.db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", errors)
         except sqlite3.DatabaseError as exc:
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
 
     # -- maintenance (``genderprobe cache``) ---------------------------------------
 
@@ -208,7 +263,7 @@ class Store:
                 "SELECT kind, COUNT(*) FROM errors GROUP BY kind ORDER BY COUNT(*) DESC"
             ).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
         size = sum(p.stat().st_size for p in _store_files(self.path) if p.exists())
         return {
             "path": str(self.path),
@@ -248,13 +303,13 @@ class Store:
                     errors = self.db.execute(f"DELETE FROM errors WHERE {where}", (model, pattern)).rowcount
             self.db.execute("VACUUM")
         except sqlite3.DatabaseError as exc:
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
         return answers, errors
 
     def iter_answers(self, model: str | None = None) -> Iterator[dict[str, Any]]:
         """Every stored answer as a JSON-able dict, oldest first."""
         sql = (
-            "SELECT key, model, text, option_logprobs, prompt_tokens, completion_tokens, created "
+            "SELECT key, model, text, option_logprobs, prompt_tokens, completion_tokens, created, extra "
             "FROM responses"
         )
         args: tuple[str, ...] = ()
@@ -262,7 +317,7 @@ class Store:
             sql += " WHERE model = ? OR model LIKE ? ESCAPE '\\'"
             args = (model, _like_prefix(model + "@"))
         try:
-            for key, m, text, logprobs, pt, ct, created in self.db.execute(sql + " ORDER BY created, key", args):
+            for key, m, text, logprobs, pt, ct, created, extra in self.db.execute(sql + " ORDER BY created, key", args):
                 row: dict[str, Any] = {
                     "key": key.hex(),
                     "model": m,
@@ -273,9 +328,11 @@ class Store:
                 }
                 if logprobs:
                     row["option_logprobs"] = json.loads(logprobs)
+                if extra:
+                    row.update(json.loads(extra))
                 yield row
         except sqlite3.DatabaseError as exc:
-            raise UserError(_describe_db_error(self.path, exc)) from None
+            raise _db_error(self.path, exc) from None
 
     def export_jsonl(self, out: TextIO, model: str | None = None) -> int:
         """Write every stored answer as one JSON line; returns the count."""
@@ -312,6 +369,13 @@ def _dump_logprobs(values: tuple[float, ...] | None) -> str | None:
     return json.dumps([v if v != float("-inf") else None for v in values])
 
 
+def _dump_extra(r: Response, request: Request | None) -> str | None:
+    fields: dict[str, Any] = {name: getattr(r, name) for name in _EXTRA_FIELDS if getattr(r, name) is not None}
+    if request is not None:
+        fields["request"] = request.cache_identity()
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")) if fields else None
+
+
 def _load_logprobs(text: str | None) -> tuple[float, ...] | None:
     if not text:
         return None
@@ -325,6 +389,13 @@ def _like_prefix(prefix: str) -> str:
 
 def _store_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _db_error(path: Path, exc: sqlite3.DatabaseError) -> UserError:
+    """A locked store is worth trying again later (:class:`RunFailed`); anything else is for the user to fix."""
+    text = str(exc)
+    cls = RunFailed if "locked" in text or "busy" in text else UserError
+    return cls(_describe_db_error(path, exc))
 
 
 def _describe_db_error(path: Path, exc: sqlite3.DatabaseError) -> str:

@@ -22,9 +22,10 @@ class Progress:
     it costs microseconds per request.
     """
 
-    def __init__(self, console: Console | None = None, *, description: str = "requests"):
+    def __init__(self, console: Console | None = None, *, description: str = "requests",
+                 bar: RichProgress | None = None):
         self.console = console or Console(stderr=True)
-        self._bar = RichProgress(
+        self._bar = bar or RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
@@ -47,6 +48,10 @@ class Progress:
         self.errors = 0
         self.tokens = 0
         self._sent = 0
+
+    def beside(self, description: str) -> Progress:
+        """A second line under the same display (a judge's requests under the model's)."""
+        return Progress(self.console, description=description, bar=self._bar)
 
     def expect(self, n: int) -> None:
         self.total += n
@@ -129,15 +134,30 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"[dim]All the paper's tables: genderprobe paper {doc['probe']} --results RESULTS.json[/dim]")
     counts = doc.get("counts", {})
     run = doc.get("run", {})
-    console.print(
-        "Counts: "
-        + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items())
-        + f"; requests {fmt(run.get('requests'))} (cached {fmt(run.get('cached'))}, "
-        f"sent {fmt(run.get('sent'))}, errors {fmt(run.get('errors'))})"
-    )
+    console.print("Counts: " + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items()))
+    for role in ("model", "judge", "checker", "reader_judge"):
+        stats = run if role == "model" else run.get(role)
+        if stats:
+            console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False)
     # Last, so it is what a user sees when the run ends.
     for warning in doc.get("warnings") or []:
         console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
+
+
+_ROLE_NAMES = {"model": "Requests", "judge": "Judge requests", "checker": "Checker requests",
+               "reader_judge": "Reader-judge requests"}
+
+
+def request_summary(stats: dict[str, Any]) -> str:
+    """One runner's requests in a line: counts, tokens and, where prices were given, the cost."""
+    text = (f"{fmt(stats.get('requests'))} (cached {fmt(stats.get('cached'))}, sent {fmt(stats.get('sent'))}, "
+            f"errors {fmt(stats.get('errors'))}")
+    if stats.get("empty"):
+        text += f", of which empty {fmt(stats['empty'])}"
+    text += f"); tokens in {fmt(stats.get('prompt_tokens'))}, out {fmt(stats.get('completion_tokens'))}"
+    if stats.get("cost_usd") is not None:
+        text += f"; cost ${stats['cost_usd']:,.4f}"
+    return text
 
 
 ROW_STYLE = {"run": "bold cyan", "match": "yellow"}

@@ -9,7 +9,7 @@ import time
 import pytest
 from instruments import fake_key
 
-from genderprobe.errors import FatalModelError, UserError
+from genderprobe.errors import FatalModelError, RunFailed, UserError
 from genderprobe.models import ModelOptions, Request, get_model
 from genderprobe.runner import AdaptiveLimit, Pacer, Runner, TooManyErrors
 from genderprobe.store import Store
@@ -121,7 +121,7 @@ def test_unreachable_server_is_reported_quickly(tmp_path):
     model = get_model("openai:test", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY))
     runner = fast_runner(model, None, max_retries=2)
     started = time.monotonic()
-    with pytest.raises(FatalModelError, match="cannot connect to http://127.0.0.1"):
+    with pytest.raises(RunFailed, match="cannot connect to http://127.0.0.1"):
         runner(prompts(500))
     runner.close()
     assert time.monotonic() - started < 5
@@ -135,7 +135,7 @@ def test_unreachable_server_is_reported_quickly_with_the_default_retries():
     model = get_model("openai:test", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY))
     runner = Runner(model, None)
     started = time.monotonic()
-    with pytest.raises(FatalModelError, match="cannot connect to http://127.0.0.1"):
+    with pytest.raises(RunFailed, match="cannot connect to http://127.0.0.1"):
         runner(prompts(50))
     runner.close()
     assert time.monotonic() - started < 3
@@ -206,9 +206,10 @@ def test_retry_after_is_honoured(tmp_path):
 
 def test_concurrency_backs_off_while_throttled_and_recovers(tmp_path):
     with OpenAITestServer(latency=0.005, retry_after=0.01) as server:
-        server.faults.push(*["429"] * 24)
         # No cooldown: every 429 cuts, so the outcome does not depend on timing.
         runner = fast_runner(model_for(server), None, concurrency=16, cooldown=0.0)
+        runner(prompts(1, tag="first"))  # the run's first request goes alone; the rest go 16 at a time
+        server.faults.push(*["429"] * 24)
         answers = runner(prompts(600))
         runner.close()
     assert all(r.ok for r in answers)

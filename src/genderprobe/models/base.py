@@ -148,6 +148,9 @@ class Model(ABC):
     supports_option_scoring: bool = False
     # Answers only with one of Request.options when Request.constrain asks it.
     supports_constrained_answers: bool = False
+    # One sentence for each thing the backend changed to be answered (a field
+    # renamed or dropped for a reasoning model); the results warn with them.
+    notes: Sequence[str] = ()
 
     async def generate(self, request: Request) -> Response:
         """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""

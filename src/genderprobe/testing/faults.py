@@ -20,6 +20,7 @@ FAULT_KINDS = (
     "truncate",  # headers sent, body cut off mid-way
     "slow",  # answers only after slow_seconds (longer than a client timeout)
     "malformed",  # HTTP 200 with a body that is not JSON
+    "empty",  # HTTP 200 with "content": null (a server that sends no text)
     "400",
     "401",
     "403",

@@ -184,6 +184,10 @@ class OpenAITestServer(BackgroundServer):
             return _error(int(kind), f"injected HTTP {kind}{echo}")
         if kind == "malformed":
             return web.Response(status=200, text='{"choices": [{"message": ', content_type="application/json")
+        if kind == "empty":
+            choice = {"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}
+            usage = {"prompt_tokens": 12, "completion_tokens": 0, "total_tokens": 12}
+            return web.json_response({"object": "chat.completion", "choices": [choice], "usage": usage})
         if kind == "slow":
             await asyncio.sleep(self.slow_seconds)
             return None
