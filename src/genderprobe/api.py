@@ -132,6 +132,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         require_pyarrow()
     if config.out_dir is not None:
         _check_out_dir(Path(config.out_dir))
+    if config.batch:
+        from genderprobe.batch import refuse_batch_early
+
+        refuse_batch_early(config.model, config.executor)
     options = dataclasses.replace(config.model_options, scoring_run=config.score_options)
     model, concurrency = open_model(
         config.model, options, executor=config.executor, concurrency=config.concurrency,
@@ -323,7 +327,11 @@ def _accounting(runner: Runner, model: Any, generation: GenerationParams | None,
     price_in, price_out = prices
     if price_in is not None or price_out is not None:
         stats["prices_per_million"] = {"in": price_in, "out": price_out}
-        stats["cost_usd"] = cost(stats["prompt_tokens"], stats["completion_tokens"], price_in, price_out)
+        # Batch APIs (OpenAI, Anthropic) bill their answers at half the price.
+        batch_in, batch_out = stats["batch_prompt_tokens"], stats["batch_completion_tokens"]
+        stats["cost_usd"] = round(
+            cost(stats["prompt_tokens"] - batch_in, stats["completion_tokens"] - batch_out, price_in, price_out)
+            + cost(batch_in, batch_out, price_in, price_out) / 2, 6)
     return stats
 
 

@@ -57,6 +57,10 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     empty: int = 0  # answers with no text (counted among the errors too)
+    # Answers received through a provider's batch API (--batch), billed at half price.
+    batched: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
     error_kinds: Counter[str] = field(default_factory=Counter)
     # Who answered: the model version the server reports and its build fingerprint.
     served_models: Counter[str] = field(default_factory=Counter)
@@ -76,6 +80,9 @@ class RunStats:
             "throttled": self.throttled,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "batched": self.batched,
+            "batch_prompt_tokens": self.batch_prompt_tokens,
+            "batch_completion_tokens": self.batch_completion_tokens,
             "served_models": dict(self.served_models),
             "fingerprints": dict(self.fingerprints),
             "elapsed_s": round(time.monotonic() - self.started, 3),
@@ -480,7 +487,7 @@ class Runner:
         """
         self.stats.sent += 1
         self.stats.note_server(r)
-        _mark_empty(r)
+        mark_empty(r)
         if r.ok:
             self.stats.answered += 1
             self.stats.prompt_tokens += r.prompt_tokens
@@ -552,7 +559,7 @@ class Runner:
             self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
 
 
-def _mark_empty(r: Response) -> None:
+def mark_empty(r: Response) -> None:
     """Turn an answer with no text (and no option scores) into an error of kind "empty"."""
     if not r.ok or r.option_logprobs is not None or (r.text and r.text.strip()):
         return
