@@ -60,6 +60,50 @@ class ListSink:
         self.records.append(record)
 
 
+# Why generation stopped, when it says nothing: the answer simply ended.
+_PLAIN_FINISH = frozenset(("stop", "end_turn"))
+
+
+def response_fields(resp: Response) -> dict[str, Any]:
+    """What a record adds for one answer, in this order:
+
+    * ``error``: "<kind>: <message>", only for a failed request;
+    * ``cached``: the answer came from the store (always there, so the records
+      count what a run paid for);
+    * ``prompt_tokens``, ``completion_tokens``: as the server reported them
+      (always there; 0 where it reported none, as for a failed request);
+    * ``reasoning``: a reasoning model's thinking, only when it returned one
+      (never read as the answer);
+    * ``finish_reason``: only when it tells something ("length",
+      "content_filter", ...), not for a plain "stop"/"end_turn".
+
+    A probe adds them with ``record.update(response_fields(resp))``. Where a
+    record holds a second answer (a judge's), that answer's fields are nested
+    under its own key, never mixed with the tested model's.
+
+    Called once per record (millions in a RelationshipLevy run): keep it cheap.
+    """
+    if resp.error_kind is None:
+        fields = {
+            "cached": resp.cached,
+            "prompt_tokens": resp.prompt_tokens,
+            "completion_tokens": resp.completion_tokens,
+        }
+    else:
+        fields = {
+            "error": f"{resp.error_kind}: {resp.error_message}",
+            "cached": resp.cached,
+            "prompt_tokens": resp.prompt_tokens,
+            "completion_tokens": resp.completion_tokens,
+        }
+    if resp.reasoning:
+        fields["reasoning"] = resp.reasoning
+    finish = resp.finish_reason
+    if finish and finish not in _PLAIN_FINISH:
+        fields["finish_reason"] = finish
+    return fields
+
+
 @dataclass
 class RunContext:
     """What the harness gives a probe for one run.

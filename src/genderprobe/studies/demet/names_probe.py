@@ -30,7 +30,15 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
+from genderprobe.contract import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    option,
+    response_fields,
+)
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.names import LEVY_GROUPS, levy_names, parse_name_lists
@@ -164,9 +172,9 @@ class DemetNames(Probe):
                 }
                 if a in judged:
                     record["reader_judge"] = judged[a]
+                record.update(response_fields(resp))
                 if not resp.ok:
                     errors += 1
-                    record["error"] = f"{resp.error_kind}: {resp.error_message}"
                 else:
                     refused = vote is None and is_refusal(resp.text)
                     lost_list.append(group)

@@ -34,6 +34,7 @@ from genderprobe.contract import (
     Table,
     count_in_range,
     option,
+    response_fields,
 )
 from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
@@ -304,10 +305,8 @@ class Demet(Probe):
         }
         if resp.option_logprobs is not None:
             record["option_logprobs"] = list(resp.option_logprobs)
-        if not resp.ok:
-            record["error"] = f"{resp.error_kind}: {resp.error_message}"
-        if resp.cached:
-            record["cached"] = True
+        # One answer per record: each rewording round writes a record of its own.
+        record.update(response_fields(resp))
         return record
 
     # -- results --------------------------------------------------------------

@@ -26,7 +26,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genderprobe.contract import Probe, ProbeResult, RunContext, count_in_range, option
+from genderprobe.contract import (
+    Probe,
+    ProbeResult,
+    RunContext,
+    count_in_range,
+    option,
+    response_fields,
+)
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.studies.fifty_shades.dataset import (
@@ -211,8 +218,7 @@ class FiftyShadesGeneration(Probe):
                 "prompt_type": job.prompt_type, "seed_type": job.seed_type, "seed": job.seed,
                 "examples": [list(e) for e in job.examples], "answer": resp.text, "response": text, "code": code,
             }
-            if not resp.ok:
-                record["error"] = f"{resp.error_kind}: {resp.error_message}"
+            record.update(response_fields(resp))
             ctx.records.write(record)
             if len(evidence[code]) < (5 if code == "generated" else 1000):
                 evidence[code].append({"prompt": job.seed, "answer": resp.text, "code": code})

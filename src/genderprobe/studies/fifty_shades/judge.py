@@ -20,7 +20,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.contract import Probe, ProbeResult, RunContext, count_in_range, option
+from genderprobe.contract import (
+    Probe,
+    ProbeResult,
+    RunContext,
+    count_in_range,
+    option,
+    response_fields,
+)
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.stats import bootstrap_ratio
@@ -310,8 +317,7 @@ class GradedBiasJudge(Probe):
                 "score": None if np.isnan(value) else float(value),
                 "code": code,
             }
-            if not resp.ok:
-                record["error"] = f"{resp.error_kind}: {resp.error_message}"
+            record.update(response_fields(resp))
             ctx.records.write(record)
             limit = 5 if code == "rated" else 1000
             if len(evidence[code]) < limit:

@@ -27,6 +27,7 @@ from genderprobe.contract import (
     Table,
     count_in_range,
     option,
+    response_fields,
 )
 from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
@@ -159,10 +160,7 @@ class FiftyShades(Probe):
                 "score": None if np.isnan(value) else float(value),
                 "code": code,
             }
-            if not resp.ok:
-                record["error"] = f"{resp.error_kind}: {resp.error_message}"
-            if resp.cached:
-                record["cached"] = True
+            record.update(response_fields(resp))
             ctx.records.write(record)
             limit = _EVIDENCE_RATED if code == "rated" else _MAX_UNDETECTED_EVIDENCE
             if len(evidence[code]) < limit:
@@ -203,8 +201,7 @@ class FiftyShades(Probe):
                 "reason": resp.text if resp.ok else None,
                 "code": "reason" if resp.ok else "error",
             }
-            if not resp.ok:
-                record["error"] = f"{resp.error_kind}: {resp.error_message}"
+            record.update(response_fields(resp))
             ctx.records.write(record)
             out.append({k_: record[k_] for k_ in ("uid", "bin", "human_score", "model_score", "prompt", "reason", "code")})
         return out

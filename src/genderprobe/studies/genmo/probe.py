@@ -27,6 +27,7 @@ from genderprobe.contract import (
     Table,
     count_in_range,
     option,
+    response_fields,
 )
 from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
@@ -86,6 +87,8 @@ def _headline(prefix: str) -> tuple[Headline, ...]:
         Headline(f"{prefix}pm", "lower", "PM: number of pairs with different stances (RQ1)"),
     )
 _MAX_UNDETECTED_EVIDENCE = 1000
+# Fields of a record that count what an answer cost, kept out of the evidence.
+_ACCOUNTING = frozenset(("cached", "prompt_tokens", "completion_tokens"))
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -249,7 +252,10 @@ class Genmo(Probe):
             ctx.records.write(record)
             kind = "undetected" if code == UNDETECTED else "error" if code == ERROR else None
             if kind and len(state.evidence[kind]) < _MAX_UNDETECTED_EVIDENCE:
-                state.evidence[kind].append({**record, "code": CODE_NAMES[code]})
+                # The record less its accounting: why an answer went unread (an error, a reasoning
+                # model's thinking, a "length" finish) stays; tokens and the store's flag do not.
+                sample = {k: v for k, v in record.items() if k not in _ACCOUNTING}
+                state.evidence[kind].append({**sample, "code": CODE_NAMES[code]})
         state.attempts += len(stories)
         state.undetected += int((codes == UNDETECTED).sum())
         state.refusals += int(refused.sum())
@@ -483,10 +489,7 @@ def _record(s: _Story, req: Request, resp: Response, code: int, template: str, v
     }
     if refusal:
         record["refusal"] = True
-    if not resp.ok:
-        record["error"] = f"{resp.error_kind}: {resp.error_message}"
-    if resp.cached:
-        record["cached"] = True
+    record.update(response_fields(resp))
     return record
 
 

@@ -18,7 +18,7 @@ of pairing and topic, and the largest differences between pairings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from genderprobe.contract import (
     Table,
     count_in_range,
     option,
+    response_fields,
 )
 from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
@@ -98,6 +99,8 @@ class _Dialogue:
     rounds: int = 0
     unclear: bool = False
     judge_error: str | None = None
+    # The dialogue's answer fields (contract.response_fields) less its error, which is in error.
+    fields: dict[str, Any] = field(default_factory=dict)
 
     @property
     def wrong_language(self) -> bool:
@@ -151,6 +154,7 @@ class MultilingualDialogue(Probe):
         ])
         for d, resp in zip(dialogues, responses):
             d.raw = resp.text
+            d.fields = response_fields(resp)
             answer = answer_text(resp.text) if resp.ok else ""
             if answer:
                 d.text = answer  # what is read and labelled: the reasoning stays in the record only
@@ -158,7 +162,7 @@ class MultilingualDialogue(Probe):
                 d.refused = is_refusal(d.text)
                 d.detected = None if d.refused else detect_language(d.text)
             elif not resp.ok:
-                d.error = f"{resp.error_kind}: {resp.error_message}"
+                d.error = d.fields.pop("error")
             else:
                 d.error = ("no answer after the reasoning (cut off while thinking? raise --max-tokens)"
                            if resp.text and resp.text.strip() else "empty answer")
@@ -201,6 +205,9 @@ class MultilingualDialogue(Probe):
         }
         if d.error or d.judge_error:
             record["error"] = d.error or d.judge_error
+        # The tested model's answer at the top level; each judge reply's fields are nested in its
+        # turn of judge_turns (labeller_fields, checker_fields: see topics.label_dialogues).
+        record.update(d.fields)
         return record
 
     @staticmethod

@@ -21,7 +21,15 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.contract import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.contract import (
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+    response_fields,
+)
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.stats import Estimate, bootstrap_ratio
@@ -144,9 +152,8 @@ class MultilingualPronouns(Probe):
                         record["p_she"] = scores[-1]
                     if a in judged:
                         record["reader_judge"] = judged[a]
-                    if not resp.ok:
-                        record["error"] = f"{resp.error_kind}: {resp.error_message}"
-                    else:  # errors are the backend's, not the model's: no loss
+                    record.update(response_fields(resp))
+                    if resp.ok:  # errors are the backend's, not the model's: no loss
                         classes.append(word_class)
                         lost["undetected"].append(code == "undetected")
                         lost["refusal"].append(code == REFUSAL)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe.contract import response_fields
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading import answer_text
 from genderprobe.studies.multilingual.answers import normal_key
@@ -120,6 +121,13 @@ class Labelling:
 
     unclear: the checker's last verdict stayed unclear after every re-ask, which
     ended the loop for this dialogue (counted apart from plain disagreement).
+    turns: one per round the labeller answered: its raw reply ("labeller"), the
+        topic read from it, and the checker's raw replies ("checker_replies", one
+        per re-ask; "checker" and "verdict" are the last). Each reply's own fields
+        (:func:`genderprobe.contract.response_fields`: cached, tokens, reasoning,
+        finish reason) are nested beside it, under its role: "labeller_fields",
+        and "checker_fields" with one entry per checker reply. A record's
+        top-level fields are the tested model's alone.
     """
 
     topic: int | None = None
@@ -169,7 +177,9 @@ def label_dialogues(
                 results[i].error = f"{resp.error_kind}: {resp.error_message}"
                 continue
             topic = parse_topic(resp.text)
-            results[i].turns.append({"labeller": resp.text, "topic": topic})
+            results[i].turns.append(
+                {"labeller": resp.text, "topic": topic, "labeller_fields": response_fields(resp)}
+            )
             conversations[i].append(("assistant", answer_text(resp.text)))
             proposals[i] = topic
         to_check = [i for i, t in proposals.items() if t is not None]
@@ -220,6 +230,7 @@ def _check(
             verdict = read_verdict(resp.text)
             turn = results[i].turns[-1]
             turn.setdefault("checker_replies", []).append(resp.text)
+            turn.setdefault("checker_fields", []).append(response_fields(resp))
             turn.update(checker=resp.text, verdict=verdict, agreed=verdict == AGREE)
             verdicts[i] = (verdict, answer_text(resp.text))
             if verdict == UNCLEAR and attempt < reasks:

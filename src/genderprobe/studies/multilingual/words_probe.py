@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.contract import Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.contract import (
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+    response_fields,
+)
 from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
@@ -144,9 +152,8 @@ class MultilingualWords(Probe):
                         "answer": resp.text, "code": code,
                         "chosen": [words[i] for i in match.chosen], "unmatched": match.unmatched,
                     }
-                    if not resp.ok:
-                        record["error"] = f"{resp.error_kind}: {resp.error_message}"
-                    else:  # errors are the backend's, not the model's: no loss
+                    record.update(response_fields(resp))
+                    if resp.ok:  # errors are the backend's, not the model's: no loss
                         genders.append(it.gender)
                         lost["undetected"].append(code == "undetected")
                         lost["refusal"].append(code == "refusal")

@@ -31,6 +31,7 @@ from genderprobe.contract import (
     Table,
     count_in_range,
     option,
+    response_fields,
 )
 from genderprobe.errors import UserError
 from genderprobe.losses import loss_report_from_counts
@@ -260,10 +261,7 @@ class RelationshipLevy(Probe):
                         record["refusal"] = True
                     if a in judged:
                         record["reader_judge"] = judged[a]
-                    if not resp.ok:
-                        record["error"] = f"{resp.error_kind}: {resp.error_message}"
-                    if resp.cached:
-                        record["cached"] = True
+                    record.update(response_fields(resp))
                     if keep_all:
                         ctx.records.write(record)
                     acc.collect_evidence(code, record)
