@@ -13,20 +13,28 @@ it is found by name:
   ``<prefix>/<path>`` with the prefix ``DATA_PREFIX`` of its ``__init__`` or
   else the study's folder name.
 
-This is the one harness module that reaches the studies, and only by import
-at run time: the harness imports no study (tests/harness/test_layout.py).
+Other distributions add probes through the ``genderprobe.probes`` entry points
+(:mod:`genderprobe.plugins`, docs/plugins.md): each names a Probe subclass whose
+``name`` is the entry point's name. Built-in probes win on a clash.
+
+This is the one harness module that reaches the studies and the plugin probes,
+and only by import at run time: the harness imports no study
+(tests/harness/test_layout.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
+import typing
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from types import ModuleType
 from typing import Any
 
+from genderprobe import plugins
 from genderprobe.contract import Probe
 from genderprobe.errors import UserError
 
@@ -54,8 +62,8 @@ def _probe_modules(study: str) -> list[ModuleType]:
 
 
 @cache
-def all_probes() -> dict[str, type[Probe]]:
-    """Probe name -> class, for every probe of every study, sorted by name."""
+def builtin_probes() -> dict[str, type[Probe]]:
+    """Probe name -> class, for every probe of every study (no plugin)."""
     found: dict[str, type[Probe]] = {}
     for study in studies():
         for module in _probe_modules(study):
@@ -68,7 +76,75 @@ def all_probes() -> dict[str, type[Probe]]:
                     and getattr(obj, "name", None)
                 ):
                     found[obj.name] = obj
+    return found
+
+
+@cache
+def plugin_probes() -> dict[str, tuple[type[Probe], str]]:
+    """Probe name -> (class, distribution), for the probes plugins add.
+
+    Loads every ``genderprobe.probes`` entry point once per process; one that
+    clashes with a built-in or an earlier plugin, fails to load or names no
+    fitting Probe subclass is not used, with one warning sentence.
+    """
+    builtin = builtin_probes()
+    found: dict[str, tuple[type[Probe], str]] = {}
+    for plugin in plugins.declared(plugins.PROBES):
+        if plugin.name in builtin:
+            plugin.reject("a built-in probe has that name; rename the entry point")
+        elif plugin.name in found:
+            plugin.reject(f"the distribution '{found[plugin.name][1]}' already adds a probe of that name")
+        else:
+            try:
+                found[plugin.name] = (_plugin_probe(plugin), plugin.distribution)
+            except UserError as exc:
+                plugins.log.warning(str(exc))
+    return found
+
+
+def _plugin_probe(plugin: plugins.Plugin) -> type[Probe]:
+    """The Probe subclass an entry point names, checked as far as the command line needs it."""
+    obj = plugin.load()
+    if not (isinstance(obj, type) and issubclass(obj, Probe) and getattr(obj, "name", None) == plugin.name):
+        raise UserError(plugin.problem(
+            f"'{plugin.entry_point.value}' is not a genderprobe.contract.Probe subclass named '{plugin.name}'"
+        ))
+    if not isinstance(getattr(obj, "summary", None), str):
+        raise UserError(plugin.problem(f"'{plugin.entry_point.value}' has no summary line"))
+    try:  # what the command line reads to build the probe's options
+        dataclasses.fields(obj.Params)
+        typing.get_type_hints(obj.Params)
+    except Exception as exc:
+        raise UserError(plugin.problem(
+            f"its Params is not a dataclass whose types can be read ({type(exc).__name__}: {exc})"
+        )) from None
+    return obj
+
+
+@cache
+def all_probes() -> dict[str, type[Probe]]:
+    """Probe name -> class, for every probe of every study and plugin, sorted by name."""
+    found = dict(builtin_probes())
+    for name, (cls, _) in plugin_probes().items():
+        found.setdefault(name, cls)  # built-ins win
     return dict(sorted(found.items()))
+
+
+def probe_distribution(name: str) -> str | None:
+    """The distribution a plugin probe comes from (None for a built-in)."""
+    plugin = plugin_probes().get(name)
+    return plugin[1] if plugin else None
+
+
+def plugins_used(probe_name: str, model_specs: list[str]) -> dict[str, str | None]:
+    """Distribution -> version of the plugins behind a run's probe and models (empty when none)."""
+    from genderprobe.models import plugin_backends
+
+    used = [p for p in plugins.declared(plugins.PROBES)
+            if p.name == probe_name and p.distribution == probe_distribution(p.name)]
+    backends = plugin_backends()
+    used += [backends[prefix] for prefix in (spec.partition(":")[0] for spec in model_specs) if prefix in backends]
+    return {p.distribution: p.version for p in used}
 
 
 def get_probe(name: str) -> type[Probe]:

@@ -120,7 +120,7 @@ def test_the_checker_sees_a_harness_module_that_imports_a_study(monkeypatch):
 
 
 def test_every_probe_lives_in_its_study_folder():
-    for name, cls in registry.all_probes().items():
+    for name, cls in registry.builtin_probes().items():
         parts = cls.__module__.split(".")
         assert parts[:2] == ["genderprobe", "studies"] and len(parts) == 4, (name, cls.__module__)
         assert parts[3] == "probe" or parts[3].endswith("_probe"), (name, cls.__module__)
@@ -169,7 +169,7 @@ def test_a_new_study_is_a_new_folder_and_nothing_else(tmp_path, monkeypatch):
 
     monkeypatch.setattr(genderprobe.studies, "__path__", [*genderprobe.studies.__path__, str(tmp_path)])
     monkeypatch.setattr(genderprobe.api, "_DATA_HASHES", None)  # hashed once per process; hash again with the new study
-    caches = (registry.studies, registry.all_probes, registry.study_data_folders)
+    caches = (registry.studies, registry.builtin_probes, registry.all_probes, registry.study_data_folders)
     for c in caches:
         c.cache_clear()
     try:

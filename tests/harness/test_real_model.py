@@ -99,9 +99,9 @@ PROBES = list(probe_args({"scenarios": Path("x"), "names": Path("x")}))
 
 
 def test_the_tier_covers_every_probe(tmp_path):
-    from genderprobe.registry import all_probes
+    from genderprobe.registry import builtin_probes
 
-    assert set(PROBES) == set(all_probes())
+    assert set(PROBES) == set(builtin_probes())
     assert set(probe_kwargs(_small_inputs(tmp_path))) == set(PROBES)
 
 

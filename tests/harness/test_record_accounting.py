@@ -17,7 +17,7 @@ import pytest
 from genderprobe.api import RunConfig, execute
 from genderprobe.contract import response_fields
 from genderprobe.models.base import ModelOptions, Response
-from genderprobe.registry import all_probes
+from genderprobe.registry import builtin_probes
 from genderprobe.studies.fifty_shades.generation import FiftyShadesGeneration
 from genderprobe.studies.fifty_shades.judge import SCORING_PROMPT, GradedBiasJudge
 from genderprobe.testing.answers import ChatCall, PreferMan
@@ -87,7 +87,7 @@ def _answer(call: ChatCall) -> str:
 
 
 def _probe(name: str):
-    return EXTRA[name]() if name in EXTRA else all_probes()[name](**PROBES[name])
+    return EXTRA[name]() if name in EXTRA else builtin_probes()[name](**PROBES[name])
 
 
 def _run(probe, server: AccountingServer, tmp_path):
@@ -110,7 +110,7 @@ def _answers(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_every_probe_has_a_small_sample():
-    assert set(PROBES) == set(all_probes())
+    assert set(PROBES) == set(builtin_probes())
 
 
 @pytest.mark.parametrize("name", [*PROBES, *EXTRA])

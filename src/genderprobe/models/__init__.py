@@ -1,9 +1,18 @@
-"""Model backends, chosen by the prefix of a model spec (``prefix:rest``)."""
+"""Model backends, chosen by the prefix of a model spec (``prefix:rest``).
+
+A backend is a module with ``create(name, options) -> Model``: the built-in ones
+are listed in ``BACKENDS``; other distributions add theirs through the
+``genderprobe.backends`` entry points (:mod:`genderprobe.plugins`,
+docs/plugins.md), whose name is the prefix. Built-ins win on a clash.
+"""
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
+from types import ModuleType
 
+from genderprobe import plugins
 from genderprobe.errors import UserError
 from genderprobe.models.base import (
     GenerationParams,
@@ -24,28 +33,77 @@ BACKENDS: dict[str, tuple[str, str]] = {
 }
 
 
+@cache
+def plugin_backends() -> dict[str, plugins.Plugin]:
+    """Spec prefix -> the plugin that adds that backend (not loaded until used).
+
+    A prefix that a built-in backend or an earlier plugin already has is not
+    used, with one warning sentence.
+    """
+    found: dict[str, plugins.Plugin] = {}
+    for plugin in plugins.declared(plugins.BACKENDS):
+        if plugin.name in BACKENDS:
+            plugin.reject("a built-in backend has that prefix; rename the entry point")
+        elif plugin.name in found:
+            plugin.reject(f"the distribution '{found[plugin.name].distribution}' already adds a backend with that prefix")
+        else:
+            found[plugin.name] = plugin
+    return found
+
+
+def plugin_backend(plugin: plugins.Plugin) -> ModuleType:
+    """The module a backend plugin names; a :class:`UserError` when it cannot be loaded or has no ``create``."""
+    module = plugin.load()
+    if not callable(getattr(module, "create", None)):
+        raise UserError(plugin.problem(f"'{plugin.entry_point.value}' has no create(name, options) function"))
+    return module
+
+
+def plugin_descriptions() -> dict[str, tuple[str, str]]:
+    """Spec prefix -> (one-line description, distribution), for the plugin backends.
+
+    Loads them: the description is the first line of the module's docstring. One
+    that cannot be loaded says so, with one warning sentence.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    for prefix, plugin in plugin_backends().items():
+        try:
+            what = (plugin_backend(plugin).__doc__ or "").strip().partition("\n")[0]
+        except UserError as exc:
+            plugins.log.warning(str(exc))
+            what = "cannot be loaded (see the warning)"
+        found[prefix] = (what, plugin.distribution)
+    return found
+
+
 def get_model(spec: str, options: ModelOptions | None = None) -> Model:
     """Build the backend for ``spec`` such as ``openai:gpt-4o-mini``."""
     prefix, sep, rest = spec.partition(":")
-    if sep and prefix in BACKENDS and not rest.strip():
+    # Read even for a built-in prefix, so a plugin that a built-in shadows is reported.
+    plugin = plugin_backends().get(prefix)
+    known = prefix in BACKENDS or plugin is not None
+    if sep and known and not rest.strip():
         raise UserError(f"Model spec '{spec}' names no model after '{prefix}:'; for example {prefix}:NAME.")
     if not sep or not rest:
         raise UserError(
             f"Model spec '{spec}' has no backend prefix; write it as BACKEND:NAME, "
             f"for example openai:gpt-4o-mini or reference:random."
         )
-    if prefix not in BACKENDS:
-        known = ", ".join(sorted(BACKENDS))
-        raise UserError(f"Unknown model backend '{prefix}' in '{spec}'; known backends: {known}.")
-    module_name, _ = BACKENDS[prefix]
+    if not known:
+        names = ", ".join(sorted([*BACKENDS, *plugin_backends()]))
+        raise UserError(f"Unknown model backend '{prefix}' in '{spec}'; known backends: {names}.")
+    module = plugin_backend(plugin) if plugin is not None else _builtin_backend(prefix)
+    return module.create(rest, options or ModelOptions())
+
+
+def _builtin_backend(prefix: str) -> ModuleType:
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(BACKENDS[prefix][0])
     except ModuleNotFoundError as exc:
         raise UserError(
             f"The '{prefix}' backend needs a package that is not installed ({exc.name}); "
             f"install it with: pip install 'genderprobe[{prefix}]'."
         ) from None
-    return module.create(rest, options or ModelOptions())
 
 
 __all__ = [
@@ -56,4 +114,6 @@ __all__ = [
     "Request",
     "Response",
     "get_model",
+    "plugin_backends",
+    "plugin_descriptions",
 ]
