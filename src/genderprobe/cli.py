@@ -24,6 +24,7 @@ import click
 from genderprobe import __version__
 from genderprobe.contract import Probe
 from genderprobe.errors import RunFailed, UserError
+from genderprobe.mark_gate import MarkGateFailed, check_threshold, enforce
 from genderprobe.models import BACKENDS, ModelOptions
 from genderprobe.registry import all_probes, study_commands
 from genderprobe.userfiles import read_user_text
@@ -31,7 +32,7 @@ from genderprobe.userfiles import read_user_text
 EXIT_CODES_HELP = (
     "Exit codes: 0 done; 1 the run failed at run time (server unreachable, too many failed or empty answers, "
     "store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
-    "130 interrupted."
+    "3 a mark is worse than --fail-on-mark (results written); 130 interrupted."
 )
 
 
@@ -42,6 +43,9 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except MarkGateFailed as exc:
+            click.secho(f"Error: {exc}", err=True, fg="red")
+            ctx.exit(3)
         except RunFailed as exc:
             click.secho(f"Error: {exc}", err=True, fg="red")
             ctx.exit(1)
@@ -61,24 +65,42 @@ def main() -> None:
 
 @main.command("probes")
 def list_probes() -> None:
-    """List the probes with a line each."""
+    """List the probes with a line each; a plugin's probes name their distribution."""
+    from genderprobe.registry import probe_distribution
+
     for name, cls in all_probes().items():
-        click.echo(f"{name:24s} {cls.summary}")
+        distribution = probe_distribution(name)
+        click.echo(f"{name:24s} {cls.summary}" + (f"  [plugin from {distribution}]" if distribution else ""))
 
 
 @main.command("models")
 def list_models() -> None:
-    """List the model backends and the reference (calibration) models."""
+    """List the model backends (a plugin's name their distribution) and the reference (calibration) models."""
+    from genderprobe.models import plugin_descriptions
     from genderprobe.models.reference import PERSONAS
 
     for prefix, (_, what) in BACKENDS.items():
         click.echo(f"{prefix + ':':12s} {what}")
+    for prefix, (what, distribution) in plugin_descriptions().items():
+        click.echo(f"{prefix + ':':12s} {what}  [plugin from {distribution}]")
     click.echo("")
     for persona, what in PERSONAS.items():
         click.echo(f"reference:{persona:14s} {what}")
 
 
-@main.group("run", cls=_Group, epilog=EXIT_CODES_HELP)
+class _ProbeGroup(_Group):
+    """``genderprobe run PROBE``: a subcommand per probe, built when it is asked
+    for, so that ``genderprobe --help`` imports no study."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(all_probes())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        probe_cls = all_probes().get(name)
+        return _probe_command(probe_cls) if probe_cls else None
+
+
+@main.group("run", cls=_ProbeGroup, epilog=EXIT_CODES_HELP)
 def run_group() -> None:
     """Run a probe on a model: genderprobe run PROBE --model SPEC."""
 
@@ -138,8 +160,14 @@ _COMMON = [
     click.option("--constrain-answers", is_flag=True,
                  help="Ask the backend to answer only with one of the options (a deviation from the papers)."),
     click.option("--no-records", is_flag=True, help="Do not write per-attempt records."),
+    click.option("--export", "export", nargs=2, type=(click.Choice(["hf-dataset"]), click.Path(path_type=Path)),
+                 default=None, metavar="hf-dataset DIR",
+                 help="Also write the run as a Hugging Face dataset folder (Parquet records and metrics, a dataset "
+                      "card, licences), ready for datasets.load_dataset; needs --out and pyarrow."),
     click.option("--parquet", "records_parquet", is_flag=True,
                  help="Also write the records as records.parquet (needs pyarrow: genderprobe[parquet])."),
+    click.option("--fail-on-mark", default=None, metavar="MARK",
+                 help="Exit with 3 after writing the results when any mark is worse than MARK (A-D): a CI gate."),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
     click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
 ]
@@ -154,8 +182,10 @@ def common_options(names: tuple[str, ...] | None = None) -> list[click.Parameter
 
 
 def common_defaults() -> dict[str, Any]:
-    """Every run option at its default, as the command line passes them."""
-    return {p.name: p.default for p in common_options()}
+    """Every run option at its default, as the command line passes them (click resolves
+    flags' defaults only when parsing, so parse an empty command line)."""
+    holder = click.Command("holder", params=common_options())
+    return holder.make_context("holder", [], resilient_parsing=True).params
 
 
 def _probe_command(probe_cls: type[Probe]) -> click.Command:
@@ -180,16 +210,33 @@ def _probe_command(probe_cls: type[Probe]) -> click.Command:
 
     command = click.Command(
         probe_cls.name,
-        callback=callback,
+        callback=lambda **kwargs: callback(**{**common_defaults(), **kwargs}),
         help=(probe_cls.__doc__ or probe_cls.summary).strip(),
         short_help=probe_cls.summary,
         epilog=EXIT_CODES_HELP,
     )
-    for decorator in reversed(_COMMON):
-        decorator(command)
-    for opt in param_options:
-        command.params.append(opt)
+    # --model first, then the probe's own options, then the run options it can use.
+    common = [p for p in common_options() if _offered(probe_cls, p.name)]
+    command.params = [p for p in common if p.name == "model"] + param_options + [p for p in common if p.name != "model"]
     return command
+
+
+# Run options offered only to probes that can use them (probe flags, any one suffices).
+_ONLY_FOR = {
+    "judge": ("needs_judge",),
+    "checker": ("needs_judge",),
+    "judge_base_url": ("needs_judge", "supports_reader_judge"),
+    "judge_api_key_env": ("needs_judge", "supports_reader_judge"),
+    "reader_judge": ("supports_reader_judge",),
+    "reader_judge_sample": ("supports_reader_judge",),
+    "score_options": ("supports_option_scoring",),
+    "constrain_answers": ("supports_constrained_answers",),
+}
+
+
+def _offered(probe_cls: type[Probe], option: str | None) -> bool:
+    flags = _ONLY_FOR.get(option or "")
+    return flags is None or any(getattr(probe_cls, flag) for flag in flags)
 
 
 def _click_option(f: dataclasses.Field, hint: Any) -> click.Option:
@@ -236,6 +283,13 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
 
     probe = probe_cls(**probe_kwargs)
     config = _run_config(opts)
+    gate = check_threshold(opts["fail_on_mark"]) if opts["fail_on_mark"] else None
+    if opts["export"]:
+        from genderprobe.records_parquet import require_pyarrow
+
+        if config.out_dir is None or not config.keep_records:
+            raise UserError("--export hf-dataset needs the run's files: add --out DIR and drop --no-records.")
+        require_pyarrow()
     quiet = opts["quiet"] or opts["as_json"]
     progress = None if quiet else Progress()
     config.progress = progress
@@ -262,12 +316,37 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
             click.echo(f"Records: {out.records_path}")
         if out.parquet_path:
             click.echo(f"Records (Parquet): {out.parquet_path}")
+        click.echo(reading_guide(out.document, out.results_path))
         if opts["model"].startswith("reference:"):
             click.echo(
                 "This was a calibration model. To measure a real one: --model openai:MODEL "
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
+    if opts["export"] and out.results_path and out.records_path:
+        from genderprobe.hf_dataset import export_hf_dataset
+
+        folder = export_hf_dataset(out.results_path, out.records_path, opts["export"][1])
+        if not quiet:
+            click.echo(f"Dataset: {folder} (datasets.load_dataset('{folder}', 'records'))")
+    if gate:
+        enforce([(f"{probe.name} on {opts['model']}", out.document)], gate)
+
+
+def reading_guide(doc: dict[str, Any], results_path: Path | None) -> str:
+    """Two lines on how to read the headline (its sign, the marks) and how to make the report."""
+    headline = doc.get("headline", {}).get("metrics") or []
+    first = next((h for h in headline if h.get("better") in ("zero", "one")), headline[0] if headline else None)
+    reading = f"How to read it: {first['metric']} is the {first['description'][:1].lower()}{first['description'][1:]}" \
+        if first else "How to read it:"
+    reading = reading.rstrip(".") + "."
+    if doc.get("marks"):
+        reading += " Marks run from A (healthy) to D (catastrophic), from where the 95% interval lies."
+    if results_path is not None:
+        report = f"The HTML report: genderprobe report {results_path.parent}"
+    else:
+        report = "For the HTML report, run again with --out DIR, then: genderprobe report DIR"
+    return f"{reading}\n{report} (the paper's own tables: genderprobe paper {doc['probe']})."
 
 
 def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:
@@ -398,8 +477,6 @@ def _run_config(opts: dict[str, Any]) -> Any:
 
 
 def _register() -> None:
-    for name, cls in all_probes().items():
-        run_group.add_command(_probe_command(cls), name)
     import genderprobe.cli_commands as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import chi2_contingency
 
 _MIN_EXPECTED = 5.0
 _MAX_TABLES = 4_000_000  # tables enumerated by the exact test; beyond, counts are large enough for chi-square
 
 
 def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln  # here: scipy is slow to import, and --help needs none of it
+
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
@@ -51,6 +51,8 @@ def rate_difference_test(events: np.ndarray, totals: np.ndarray, labels: list[st
     if len(totals) < 2 or base["events"] in (0, base["n"]):
         return base  # one group, or nobody (or everybody) had the event: nothing differs
     table = np.column_stack([events, totals - events])
+    from scipy.stats import chi2_contingency
+
     chi = chi2_contingency(table, correction=False)
     base.update(statistic=float(chi.statistic), dof=int(chi.dof))
     if (chi.expected_freq >= _MIN_EXPECTED).all():

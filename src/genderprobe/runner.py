@@ -21,6 +21,7 @@ errors exceed ``max_error_rate`` of the requests the run fails with
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import random
 import threading
@@ -33,6 +34,9 @@ from typing import Any
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_key
+
+# Retries, throttling and failures, for programs that capture them; silent unless configured.
+log = logging.getLogger(__name__)
 
 THROTTLE_KINDS = frozenset({"rate_limit", "overloaded"})
 # Retries of a refused connection before the server has answered once.
@@ -424,6 +428,7 @@ class Runner:
                     await self.limit.release()
             except ModelError as exc:
                 if exc.fatal:
+                    log.error("%s: %s", self.model.spec, exc)
                     raise FatalModelError(_fatal_sentence(self.model.spec, exc)) from None
                 if self.tpm:
                     self.tpm.settle(-estimate)  # a failed request used no tokens
@@ -432,10 +437,17 @@ class Runner:
                     self.stats.throttled += 1
                     self.limit.throttled()
                     self.stats.min_concurrency = self.limit.lowest
+                    log.warning("%s throttles (%s): %d requests in flight at most", self.model.spec, exc,
+                                self.limit.limit)
                 self._last_error[exc.kind] = str(exc)
                 if attempt >= self._retries_for(exc):
+                    log.warning("%s: a request failed after %d retries (%s: %s)", self.model.spec, attempt,
+                                exc.kind, exc)
                     return Response.failure(exc.kind, str(exc))
                 delay = self._backoff(attempt, exc.retry_after)
+                log.info("%s: retry %d in %.2f s after %s: %s", self.model.spec, attempt + 1, delay, exc.kind, exc)
+                if hasattr(self.progress, "retried"):  # a display of ours, not any object with expect/advance
+                    self.progress.retried()  # type: ignore[union-attr]
                 if exc.retry_after is not None:
                     self._resume_at = max(self._resume_at, time.monotonic() + delay)
                 attempt += 1

@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 DEFAULT_RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -164,6 +163,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value from the discordant counts b and c."""
     if b + c == 0:
         return 1.0
+    from scipy import stats as sps  # here, not at the top: scipy costs most of a second to import
+
     return float(sps.binomtest(min(b, c), b + c, 0.5).pvalue)
 
 
@@ -171,6 +172,8 @@ def sign_test(successes: int, trials: int, p: float = 0.5) -> float:
     """Two-sided exact binomial test of a share against ``p``."""
     if trials == 0:
         return 1.0
+    from scipy import stats as sps
+
     return float(sps.binomtest(successes, trials, p).pvalue)
 
 
@@ -187,6 +190,8 @@ def normal_fit_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> 
         return None
     if np.all(values == values[0]):
         return float(values[0]), float(values[0])
+    from scipy import stats as sps
+
     low, high = sps.norm.interval(confidence, *sps.norm.fit(values))
     return float(low), float(high)
 

@@ -20,11 +20,20 @@ class Progress:
     requests sent to the model, not answers read from the store. Rendering
     happens on rich's refresh thread; :meth:`advance` only updates numbers, so
     it costs microseconds per request.
+
+    When standard error is not a terminal (a batch job, CI, nohup), a bar
+    cannot be redrawn: a plain line is printed every ``every`` seconds instead,
+    and one at the end.
     """
 
     def __init__(self, console: Console | None = None, *, description: str = "requests",
-                 bar: RichProgress | None = None):
+                 bar: RichProgress | None = None, every: float = 5.0):
         self.console = console or Console(stderr=True)
+        self.plain = not self.console.is_terminal
+        self.every = every
+        self._last_line = time.monotonic()
+        self.retries = 0
+        self._children: list[Progress] = []
         self._bar = bar or RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -51,10 +60,15 @@ class Progress:
 
     def beside(self, description: str) -> Progress:
         """A second line under the same display (a judge's requests under the model's)."""
-        return Progress(self.console, description=description, bar=self._bar)
+        child = Progress(self.console, description=description, bar=self._bar, every=self.every)
+        self._children.append(child)
+        return child
 
     def expect(self, n: int) -> None:
         self.total += n
+        if self.plain:
+            self._task = self._task or "plain"
+            return
         if self._task is None:
             self._bar.start()
             self._task = self._bar.add_task(
@@ -71,7 +85,13 @@ class Progress:
         self.errors += errors
         self.tokens += tokens
         self._sent += n - cached
-        elapsed = max(1e-9, time.monotonic() - self._started)
+        now = time.monotonic()
+        elapsed = max(1e-9, now - self._started)
+        if self.plain:
+            if now - self._last_line >= self.every:
+                self._last_line = now
+                self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+            return
         self._bar.update(
             self._task,
             advance=n,
@@ -81,9 +101,30 @@ class Progress:
             rate=f"{self._sent / elapsed:,.1f}",
         )
 
+    def retried(self) -> None:
+        self.retries += 1
+
+    def line(self) -> str:
+        """The progress as one plain line, for logs that cannot redraw a bar."""
+        elapsed = max(1e-9, time.monotonic() - self._started)
+        rate = self._sent / elapsed
+        left = self.total - self.done
+        eta = f"{left / rate:,.0f} s" if rate > 0 and left > 0 else "-"
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        return (f"{self.description} {self.done:,}/{self.total:,}{share}  cached {self.cached:,}  "
+                f"errors {self.errors:,}  retries {self.retries:,}  {rate:,.1f} req/s  "
+                f"elapsed {elapsed:,.0f} s  ETA {eta}")
+
     def stop(self) -> None:
-        if self._task is not None:
-            self._bar.stop()
+        for child in self._children:
+            child.stop()
+        if self._task is None:
+            return
+        if self.plain:
+            self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+            self._task = None
+            return
+        self._bar.stop()
 
 
 def fmt(value: Any, digits: int = 3) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import socket
 import sqlite3
 import time
@@ -347,3 +349,41 @@ def test_a_store_locked_by_another_process_does_not_stall_the_requests(tmp_path)
     # The requests went on while the store was locked: all sent well before its
     # release at 1.5 s (the old, blocking flush froze them until then).
     assert max(seen) - start < 1.0
+
+
+def test_progress_in_a_log_file_is_a_plain_line_every_few_seconds_and_one_at_the_end():
+    """With standard error going to a file (SLURM, CI, nohup) a bar cannot be redrawn: an
+    11-second run wrote nothing until its end, then one clipped line."""
+    from rich.console import Console
+
+    from genderprobe.terminal import Progress
+
+    log_file = io.StringIO()
+    bar = Progress(Console(file=log_file, force_terminal=False, width=80), every=0.05)
+    judge = bar.beside("judge")
+    with OpenAITestServer(latency=0.01, retry_after=0.01) as server:
+        server.faults.push("429")
+        runner = fast_runner(model_for(server), None, progress=bar, concurrency=2)
+        runner(prompts(40))
+        runner.close()
+    judge.expect(3)
+    judge.advance(3)
+    bar.stop()
+    lines = log_file.getvalue().splitlines()
+    assert len(lines) >= 3  # some while it ran, and the last ones at the end
+    assert lines[-2].startswith("judge 3/3 (100%)")
+    assert lines[-1].startswith("requests 40/40 (100%)") and "retries 1" in lines[-1] and "ETA" in lines[-1]
+    assert all("\x1b" not in line for line in lines)  # no terminal codes in a log
+
+
+def test_retries_throttling_and_failures_are_logging_events(caplog):
+    with OpenAITestServer(retry_after=0.01) as server:
+        server.faults.push("429", "500", "500")
+        runner = fast_runner(model_for(server), None, max_retries=1, max_error_rate=1.0, concurrency=1)
+        with caplog.at_level(logging.INFO, logger="genderprobe"):
+            runner(prompts(3))
+        runner.close()
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "genderprobe.runner"]
+    assert any(level == "WARNING" and "throttles" in text for level, text in messages)
+    assert any(level == "INFO" and "retry 1" in text for level, text in messages)
+    assert any(level == "WARNING" and "failed after 1 retries" in text for level, text in messages)

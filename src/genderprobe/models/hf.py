@@ -486,4 +486,15 @@ def create(name: str, options: ModelOptions) -> HFModel:
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
+    require_packages("hf", ("torch", "transformers"))
     return HFModel(path, settings)
+
+
+def require_packages(extra: str, packages: tuple[str, ...]) -> None:
+    """One sentence naming the extra to install when a package it brings is missing."""
+    import importlib.util
+
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    if missing:
+        raise UserError(f"The '{extra}' backend needs {', '.join(missing)}, which is not installed; "
+                        f"install it with: pip install 'genderprobe[{extra}]'.")

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy.stats import rankdata
 
 from genderprobe.errors import UserError
 from genderprobe.stats import rowwise_pearson
@@ -355,5 +354,7 @@ def split_half_reliability(annotations: Annotations, *, repetitions: int = 100, 
     keep = ~(np.isnan(a).any(axis=0) | np.isnan(b).any(axis=0))
     a, b = a[:, keep], b[:, keep]
     pearson = rowwise_pearson(a, b)
+    from scipy.stats import rankdata  # here: scipy is slow to import and only this needs it
+
     spearman = rowwise_pearson(rankdata(a, axis=1), rankdata(b, axis=1))
     return Reliability(pearson, spearman)

@@ -8,11 +8,9 @@ import json
 from pathlib import Path
 
 import click
-import numpy as np
 
 from genderprobe.errors import UserError
 from genderprobe.results import atomic_write_text
-from genderprobe.studies.fifty_shades import bws
 from genderprobe.userfiles import read_user_text
 
 
@@ -59,6 +57,10 @@ def design(items: Path | None, n_items: int | None, id_column: str | None, seed:
     if (items is None) == (n_items is None):
         raise UserError("Give either an ITEMS file or --n N, not both and not neither.")
     ids = item_ids(items, id_column) if items is not None else [str(i) for i in range(1, max(n_items or 0, 0) + 1)]
+    from genderprobe.studies.fifty_shades import (
+        bws,  # here: it imports scipy, which --help must not wait for
+    )
+
     tuples = bws.design_tuples(len(ids) if items is not None else n_items, seed=seed)
     text = bws.tuples_csv(tuples, ids)
     if out_path is None:
@@ -78,6 +80,8 @@ def score(annotations: Path, out_path: Path | None, digits: int) -> None:
     """Counting scores: %best - %worst per item, in [-1, 1], and normalised to [0, 1]."""
     if digits < -1:
         raise UserError("--digits must be -1 (no rounding) or a number of decimals.")
+    from genderprobe.studies.fifty_shades import bws
+
     ann = bws.parse_annotations(read_user_text(annotations), str(annotations))
     text = bws.scores_csv(bws.counting_scores(ann), None if digits == -1 else digits)
     if out_path is None:
@@ -95,6 +99,10 @@ def score(annotations: Path, out_path: Path | None, digits: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def reliability(annotations: Path, repetitions: int, seed: int, as_json: bool) -> None:
     """Split-half reliability: Pearson and Spearman between scores of random halves (Section 4.3)."""
+    import numpy as np
+
+    from genderprobe.studies.fifty_shades import bws
+
     ann = bws.parse_annotations(read_user_text(annotations), str(annotations))
     summary = bws.split_half_reliability(ann, repetitions=repetitions, seed=seed).summary()
     per_tuple = np.bincount(ann.tuple_of).tolist()

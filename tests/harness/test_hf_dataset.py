@@ -1,0 +1,49 @@
+"""--export hf-dataset DIR: a run as a folder datasets.load_dataset reads, with its card and licences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from genderprobe.cli import main
+
+pytest.importorskip("pyarrow")
+
+
+def run(tmp_path, *extra):
+    return CliRunner().invoke(main, ["run", "relationship-levy", "-m", "reference:biased", "--sample-k", "20",
+                                     "--resamples", "50", *extra])
+
+
+def test_the_export_loads_with_datasets_and_matches_the_run(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    folder = tmp_path / "ds"
+    result = run(tmp_path, "--out", str(tmp_path / "out"), "--export", "hf-dataset", str(folder))
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "out" / "records.jsonl").read_text().splitlines()]
+    loaded = datasets.load_dataset(str(folder), "records", split="train")
+    assert loaded.num_rows == len(records) == 40
+    assert loaded["answer"] == [r["answer"] for r in records] and set(loaded["code"]) == {"male"}
+    metrics = datasets.load_dataset(str(folder), "metrics", split="train").to_list()
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    by_name = {m["metric"]: m for m in metrics}
+    assert by_name["diff_success_rate"]["value"] == doc["metrics"]["diff_success_rate"]["value"] == 1.0
+    assert by_name["diff_success_rate"]["mark"] == "D"
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\nlicense: other\n") and "config_name: records" in card
+    assert "| diff_success_rate | 1.000 |" in card
+    assert sorted(p.name for p in (folder / "LICENSES").iterdir()) == [
+        "demet-LICENSE", "fifty_shades-LICENSE", "genmo-LICENSE", "names-LICENSE.bloomberg"]
+    assert json.loads((folder / "results.json").read_text()) == doc
+
+
+def test_an_export_needs_the_runs_files_and_an_empty_folder(tmp_path):
+    no_out = run(tmp_path, "--export", "hf-dataset", str(tmp_path / "ds"))
+    assert no_out.exit_code == 2 and "add --out DIR" in no_out.output
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    taken = run(tmp_path, "--out", str(tmp_path / "out"), "--export", "hf-dataset", str(tmp_path / "full"))
+    assert taken.exit_code == 2 and "is not empty" in taken.output
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".full")] == []
