@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import hashlib
 import platform
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,15 @@ from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
 from genderprobe.models import ModelOptions, get_model
-from genderprobe.models.base import GenerationParams
+from genderprobe.models.base import GenerationParams, Model
+from genderprobe.models.function import DEFAULT_BATCH_SIZE, FunctionModel
 from genderprobe.packaged import all_data_files
 from genderprobe.paper import paper_section
 from genderprobe.reader_judge import DEFAULT_SAMPLE, ReaderJudge
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
 from genderprobe.registry import get_probe
 from genderprobe.results import JsonlSink, write_json
+from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
 
@@ -33,7 +37,7 @@ RESULTS_SCHEMA = 1
 class RunConfig:
     """Everything about a run that is not the probe's own parameters."""
 
-    model: str
+    model: str = ""  # a model spec; run_probe's model= or generate= fills it in
     judge: str | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
     judge_options: ModelOptions | None = None
@@ -80,6 +84,10 @@ class RunConfig:
     # Build the requests, count them against the store and estimate tokens and
     # cost; send nothing and write no files.
     dry_run: bool = False
+    # A model already built (the Python API's generate= function) to run instead
+    # of opening ``model``, which is then its spec. The run closes it at the end,
+    # as it closes the models it opens.
+    model_object: Model | None = None
 
 
 @dataclass
@@ -92,23 +100,84 @@ class RunOutput:
     parquet_path: Path | None = None
 
 
-def run_probe(probe: str, model: str, *, config: RunConfig | None = None, **params: Any) -> RunOutput:
-    """Run ``probe`` on ``model``; probe parameters as keyword arguments.
+def run_probe(probe: str, model: str | None = None, *, config: RunConfig | None = None,
+              generate: Callable[..., Any] | None = None, generate_chat: Callable[..., Any] | None = None,
+              generate_batch_size: int = DEFAULT_BATCH_SIZE, **params: Any) -> RunOutput:
+    """Run ``probe`` on ``model`` (or on your own ``generate=`` function); probe parameters as keyword arguments.
+
+    ``config`` holds everything else about the run and is not changed. Called
+    inside a running event loop (a notebook cell), the run goes to a thread of
+    its own and this call waits for it; Ctrl-C stops it, keeping the answers
+    received. See docs/python-api.md and :mod:`genderprobe.models.function`.
 
     >>> out = run_probe("relationship-levy", "reference:biased", sample_k=50)
     >>> out.result.metrics["diff_success_rate"].value
     1.0
     """
-    config = config or RunConfig(model=model)
-    config.model = model
-    probe_cls = get_probe(probe)
-    instance = probe_cls(**params)
-    return execute(instance, config)
+    run = _prepared(probe, model, config, generate, generate_chat, generate_batch_size, params)
+    if not in_event_loop():
+        return run()
+    # The runner drives its own event loop, which cannot start inside a running one.
+    return wait_for(RunThread(run))
+
+
+async def arun_probe(probe: str, model: str | None = None, *, config: RunConfig | None = None,
+                     generate: Callable[..., Any] | None = None, generate_chat: Callable[..., Any] | None = None,
+                     generate_batch_size: int = DEFAULT_BATCH_SIZE, **params: Any) -> RunOutput:
+    """:func:`run_probe` for async code: the run goes to a thread and the event loop goes on.
+
+    Cancelling the awaiting task stops the run as Ctrl-C would, keeping the answers received.
+
+    >>> out = asyncio.run(arun_probe("relationship-levy", "reference:biased", sample_k=50))
+    >>> out.result.metrics["diff_success_rate"].value
+    1.0
+    """
+    worker = RunThread(_prepared(probe, model, config, generate, generate_chat, generate_batch_size, params))
+    try:
+        await asyncio.to_thread(worker.finished.wait)
+    except asyncio.CancelledError:
+        worker.interrupt()
+        # The answers received are stored before the cancellation goes on.
+        await asyncio.to_thread(worker.finished.wait)
+        raise
+    return worker.outcome()
+
+
+def _prepared(probe: str, model: str | None, config: RunConfig | None, generate: Callable[..., Any] | None,
+              generate_chat: Callable[..., Any] | None, batch_size: int,
+              params: dict[str, Any]) -> Callable[[], RunOutput]:
+    """Check the arguments and build the probe here, in the caller's thread; return the run itself."""
+    if generate is not None and generate_chat is not None:
+        raise UserError("Pass either generate= (prompts) or generate_chat= (conversations), not both.")
+    fn = generate if generate is not None else generate_chat
+    if fn is not None:
+        name = None
+        if model is not None:
+            prefix, _, name = model.partition(":")
+            if prefix != "function" or not name:
+                raise UserError(f"With generate= the model names the function's answers in the store; "
+                                f"write it as function:NAME, not {model!r}.")
+        function_model = FunctionModel(fn, name=name, chat=generate_chat is not None, batch_size=batch_size)
+        changes: dict[str, Any] = {"model": function_model.spec, "model_object": function_model}
+    elif model is not None:
+        changes = {"model": model}
+    elif config is not None and config.model:
+        changes = {}
+    else:
+        raise UserError("Name a model (for example model='reference:random') or pass your own generate= function.")
+    # A copy: the caller's config may serve several runs, on several models.
+    config = dataclasses.replace(config or RunConfig(), **changes)
+    if config.model.startswith("function:") and config.model_object is None:
+        raise UserError(f"The model {config.model} is a Python function; pass the function itself as generate=.")
+    instance = get_probe(probe)(**params)
+    return lambda: execute(instance, config)
 
 
 def execute(probe: Any, config: RunConfig) -> RunOutput:
     if probe.needs_judge and not config.judge:
         raise UserError(f"Probe '{probe.name}' needs a judge model; pass --judge SPEC.")
+    if config.judge and not probe.needs_judge:
+        raise UserError(f"Probe '{probe.name}' asks no judge; drop the judge (--judge).")
     if config.checker and not probe.needs_judge:
         raise UserError(f"Probe '{probe.name}' has no judge whose labels a checker could check; drop --checker.")
     if config.score_options and not probe.supports_option_scoring:
@@ -137,10 +206,18 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
 
         refuse_batch_early(config.model, config.executor)
     options = dataclasses.replace(config.model_options, scoring_run=config.score_options)
-    model, concurrency = open_model(
-        config.model, options, executor=config.executor, concurrency=config.concurrency,
-        ray_address=config.ray_address, ray_workers=config.ray_workers,
-    )
+    if config.model_object is not None:
+        if config.executor != "local":
+            raise UserError(f"The model {config.model_object.spec} is an object in this process; "
+                            f"run it with the local executor.")
+        model, concurrency = config.model_object, config.concurrency
+    else:
+        model, concurrency = open_model(
+            config.model, options, executor=config.executor, concurrency=config.concurrency,
+            ray_address=config.ray_address, ray_workers=config.ray_workers,
+        )
+    # A generate= function gets lists of its own batch size, each stored before the next is asked.
+    own_batch = {"batch_size": model.runner_batch_size} if isinstance(model, FunctionModel) else {}
     # Everything opened from here on is released however the run ends: a model
     # (a Ray pool, GPU memory) must not outlive a failure to open the store.
     judge_model = checker_model = reader_model = store = runner = judge_runner = checker_runner = None
@@ -185,7 +262,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
                 return DryRun(opened, store, max_age=config.cache_max_age)
             if judge_label is None:
                 return Runner(opened, store, progress=progress, batch=config.batch,
-                              batch_poll_interval=config.batch_poll_interval, **engine)
+                              batch_poll_interval=config.batch_poll_interval, **engine, **own_batch)
             line = progress.beside(judge_label) if progress is not None else None
             return Runner(opened, store, progress=line, **{**engine, "concurrency": config.concurrency})
 
@@ -274,7 +351,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "reader_judge": _accounting(reader_runner, reader_model, None, judge_prices) if reader_runner else None,
             "cache": str(store.path) if store else None,
         },
-        "versions": versions(),
+        "versions": versions() | _plugin_versions(probe, (model, judge_model, checker_model, reader_model)),
         "headline": {
             "metrics": [h.to_json() for h in probe.headlines()],
             "view_parameters": list(probe.view_parameters),
@@ -349,6 +426,14 @@ def _empty_warnings(run: dict[str, Any]) -> list[str]:
             out.append(f"{stats['empty']:,} answers of {who} were empty and count as failed requests; "
                        f"a run again asks for them anew (see error_kinds.empty in the results).")
     return out
+
+
+def _plugin_versions(probe: Any, models: tuple[Any, ...]) -> dict[str, Any]:
+    """{"plugins": {distribution: version}} for the plugins behind the run, or nothing."""
+    from genderprobe.registry import plugins_used
+
+    used = plugins_used(probe.name, [m.spec for m in models if m is not None])
+    return {"plugins": used} if used else {}
 
 
 def _add_reader_judge(result: ProbeResult, reader_judge: ReaderJudge) -> None:

@@ -49,7 +49,7 @@ def test_the_model_is_closed_after_a_run(tmp_path, opened):
     "break_it,message",
     [
         (lambda tmp: RunConfig(model="", score_options=True), "cannot score answer options"),
-        (lambda tmp: RunConfig(model="", judge="nobackend:x", cache_dir=tmp / "c"), "Unknown model backend"),
+        (lambda tmp: RunConfig(model="", reader_judge="nobackend:x", cache_dir=tmp / "c"), "Unknown model backend"),
         (lambda tmp: RunConfig(model="", cache_dir=tmp / "file" / "sub"), "response store"),
         (lambda tmp: RunConfig(model="", max_retries=-1, cache_dir=tmp / "c"), "retries"),
     ],
