@@ -400,7 +400,8 @@ def _run_config(opts: dict[str, Any]) -> Any:
     from genderprobe.api import RunConfig
     from genderprobe.config import check_option, load_config, merged, parse_duration
 
-    fc = load_config(opts["config_file"])
+    # A suite passes its file's run sections already read (genderprobe.cli_commands.suite).
+    fc = opts.get("file_config") or load_config(opts["config_file"])
     for section, key, flag in (
         ("generation", "temperature", "--temperature"), ("generation", "top_p", "--top-p"),
         ("generation", "max_tokens", "--max-tokens"), ("model", "timeout", "--timeout"),
