@@ -18,7 +18,7 @@ import anthropic
 from genderprobe.batch.failures import status_failure
 from genderprobe.batch.ledger import BatchRow, custom_id, key_of
 from genderprobe.batch.provider import BatchRejected, BatchUnavailable, Limits, Poll
-from genderprobe.models.anthropic_messages import AnthropicMessages
+from genderprobe.models.anthropic_messages import AnthropicMessages, read_message
 from genderprobe.models.base import Request, Response
 from genderprobe.models.openai_compatible import public_url
 
@@ -128,22 +128,8 @@ class AnthropicBatches:
             raise BatchUnavailable("the batch results were not valid JSON lines") from None
 
     def to_response(self, payload: Any, request: Request) -> Response | None:
-        # Read as the Messages backend reads a normal answer.
-        try:
-            blocks = payload.content
-            text = "".join(b.text for b in blocks if getattr(b, "type", "") == "text")
-            thinking = "\n\n".join(
-                b.thinking for b in blocks if getattr(b, "type", "") == "thinking"
-            )
-            usage = payload.usage
-            return Response(
-                text=text,
-                prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-                reasoning=thinking or None,
-                served_model=getattr(payload, "model", None) or None,
-                finish_reason=getattr(payload, "stop_reason", None) or None,
-            )
+        try:  # read as the Messages backend reads a normal answer
+            return read_message(payload)
         except (AttributeError, TypeError, ValueError):
             return None
 

@@ -140,18 +140,8 @@ class AnthropicMessages(Model):
         except ValueError:
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None
         try:
-            text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
-            thinking = "\n\n".join(block.thinking for block in message.content if getattr(block, "type", "") == "thinking")
-            usage = message.usage
-            return Response(
-                text=text,
-                prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-                reasoning=thinking or None,
-                served_model=getattr(message, "model", None) or None,
-                finish_reason=getattr(message, "stop_reason", None) or None,
-            )
-        except (AttributeError, TypeError):
+            return read_message(message)
+        except (AttributeError, TypeError, ValueError):
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
@@ -180,6 +170,23 @@ class AnthropicMessages(Model):
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def read_message(message: Any) -> Response:
+    """A Messages API answer as a Response: the text blocks as the answer, thinking blocks
+    apart as the reasoning. Raises AttributeError/TypeError/ValueError on a malformed one."""
+    blocks = message.content
+    text = "".join(b.text for b in blocks if getattr(b, "type", "") == "text")
+    thinking = "\n\n".join(b.thinking for b in blocks if getattr(b, "type", "") == "thinking")
+    usage = message.usage
+    return Response(
+        text=text,
+        prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        reasoning=thinking or None,
+        served_model=getattr(message, "model", None) or None,
+        finish_reason=getattr(message, "stop_reason", None) or None,
+    )
 
 
 def _message(exc: anthropic.APIStatusError) -> str:

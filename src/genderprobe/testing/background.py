@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import threading
 from typing import Any
 
@@ -104,3 +105,16 @@ class BackgroundServer:
 def quiet_aiohttp_logs() -> None:
     """Silence aiohttp's server error log: injected faults are expected, not bugs."""
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
+
+
+def serve_until_terminated(server: BackgroundServer) -> None:
+    """Serve in this process until SIGTERM or Ctrl-C; the first line printed is the port, for
+    tests that start the server in a process of its own (so they can kill a client, not it)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(f"port {server.port}", flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass

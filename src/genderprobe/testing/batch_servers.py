@@ -52,7 +52,7 @@ from aiohttp import web
 from genderprobe.testing.answers import ChatCall, tokenize, unit_draw
 from genderprobe.testing.anthropic_server import AnthropicTestServer, _messages_call
 from genderprobe.testing.anthropic_server import _error as _anthropic_error
-from genderprobe.testing.background import quiet_aiohttp_logs
+from genderprobe.testing.background import quiet_aiohttp_logs, serve_until_terminated
 from genderprobe.testing.openai_server import OpenAITestServer, _chat_call
 from genderprobe.testing.openai_server import _error as _openai_error
 
@@ -767,14 +767,7 @@ def main(argv: list[str] | None = None) -> None:
         fail_share=args.fail_share,
         expire=args.expire,
     )
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with server:
-        print(f"port {server.port}", flush=True)
-        try:
-            stop.wait()
-        except KeyboardInterrupt:
-            pass
+    serve_until_terminated(server)
 
 
 if __name__ == "__main__":

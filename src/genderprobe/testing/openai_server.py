@@ -34,7 +34,11 @@ from typing import Any
 from aiohttp import web
 
 from genderprobe.testing.answers import AnswerFn, ChatCall, PreferMan, tokenize, unit_draw
-from genderprobe.testing.background import BackgroundServer, quiet_aiohttp_logs
+from genderprobe.testing.background import (
+    BackgroundServer,
+    quiet_aiohttp_logs,
+    serve_until_terminated,
+)
 from genderprobe.testing.faults import Faults
 
 _ERROR_TYPES = {
@@ -364,14 +368,7 @@ def main(argv: list[str] | None = None) -> None:
         retry_after=args.retry_after,
         slow_seconds=args.slow_seconds,
     )
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with server:
-        print(f"port {server.port}", flush=True)
-        try:
-            stop.wait()
-        except KeyboardInterrupt:
-            pass
+    serve_until_terminated(server)
 
 
 if __name__ == "__main__":
