@@ -9,6 +9,9 @@ it is found by name:
   Fifty Shades judge, and those stay off ``genderprobe run``);
 - its subcommands: ``COMMANDS`` (a list of click commands) of its ``commands``
   module or package;
+- its per-item scores for paired comparisons: ``ITEM_SCORES`` (probe name ->
+  function(records, probe parameters) -> {metric: ItemScores}) of its
+  ``paired`` module;
 - its packaged data: its ``data`` folder, whose files are named
   ``<prefix>/<path>`` with the prefix ``DATA_PREFIX`` of its ``__init__`` or
   else the study's folder name.
@@ -165,6 +168,20 @@ def study_commands() -> list[Any]:
         if any(info.name == "commands" for info in pkgutil.iter_modules(package.__path__)):
             commands.extend(importlib.import_module(f"{package.__name__}.commands").COMMANDS)
     return commands
+
+
+@cache
+def item_score_functions() -> dict[str, Any]:
+    """Probe name -> the function that rebuilds its headline metrics item by item from
+    a run's records (``ITEM_SCORES`` of each study's ``paired`` module; see
+    :class:`genderprobe.stats.ItemScores`). Probes without one are compared from
+    their intervals alone."""
+    found: dict[str, Any] = {}
+    for study in studies():
+        package = _study(study)
+        if any(info.name == "paired" for info in pkgutil.iter_modules(package.__path__)):
+            found.update(importlib.import_module(f"{package.__name__}.paired").ITEM_SCORES)
+    return found
 
 
 @cache

@@ -47,17 +47,28 @@ def report_command(results: tuple[Path, ...], output: Path | None) -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML file.")
 def compare_command(results: tuple[Path, ...], output: Path | None) -> None:
-    """Rank several runs side by side: a leaderboard here, and in HTML with -o."""
+    """Rank several runs side by side and test each headline difference between them
+    (paired over items where two runs asked the same ones): here, and in HTML with -o."""
     from genderprobe.report import compare, render_comparison, write_html
     from genderprobe.report.leaderboard import print_leaderboard
 
     if len(results) < 2:
         raise UserError("Give at least two results files to compare.")
-    docs = _load(results)
+    # Each run with its records file, so the tests between runs can pair their items.
+    docs = [(doc, source, _records_path(path, doc)) for (doc, source), path in zip(_load(results), results)]
     print_leaderboard(compare(docs))
     if output is not None:
         write_html(output, render_comparison(docs))
         _done(output)
+
+
+def _records_path(path: Path, doc: dict) -> Path | None:
+    """The records file a results file names, beside it (None when the run kept none)."""
+    name = doc.get("records_file")
+    if not isinstance(name, str) or not name:
+        return None
+    folder = path if path.is_dir() else path.parent
+    return folder / Path(name).name
 
 
 COMMANDS = [report_command, compare_command]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.report.document import check, flatten, sample_size
+from genderprobe.report.paired import PairTest, Run, compare_pairs
 from genderprobe.report.secrets import redact
 
 MARK_ORDER = {"A": 0, "B": 1, "C": 2, "D": 3}
@@ -25,6 +26,7 @@ class Entry:
     doc: dict[str, Any]
     source: str
     label: str = ""
+    records: Any = None  # the run's records (a list, or the path of its records file), for paired tests
 
     def metric(self, name: str) -> dict[str, Any]:
         est = self.doc["metrics"].get(name)
@@ -83,6 +85,8 @@ class ProbeSection:
     probe: str
     groups: list[Group]
     mismatches: list[tuple[str, list[Any]]]  # parameter -> its value in each group
+    # Each headline metric between every two runs, Holm-adjusted together (genderprobe.report.paired).
+    pairs: list[PairTest] = field(default_factory=list)
 
 
 def declared_headline(doc: dict[str, Any]) -> dict[str, Any]:
@@ -109,15 +113,25 @@ def _key(params: dict[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def compare(docs: Sequence[tuple[dict[str, Any], str]]) -> list[ProbeSection]:
-    """Group (document, source) pairs by probe, then by parameters; rank each group."""
+def item_parameters(doc: dict[str, Any]) -> dict[str, Any]:
+    """What decides which items a run asked: the probe's parameters (less views) and the seed."""
+    return {k: v for k, v in comparable_parameters(doc).items() if k == "seed" or k.startswith("probe.")}
+
+
+def compare(docs: Sequence[tuple[Any, ...]]) -> list[ProbeSection]:
+    """Group (document, source) pairs by probe, then by parameters; rank each group;
+    test each headline metric between every two runs of a probe.
+
+    A third element, the run's records (a list of record dicts, or the path of
+    its records file), lets those tests pair the runs' items.
+    """
     by_probe: dict[str, dict[str, Group]] = {}
-    for doc, source in docs:
+    for doc, source, *records in docs:
         doc = check(doc, source)
         params = comparable_parameters(doc)
         groups = by_probe.setdefault(doc["probe"], {})
         group = groups.setdefault(_key(params), Group(doc["probe"], params, []))
-        group.entries.append(Entry(doc, source))
+        group.entries.append(Entry(doc, source, records=records[0] if records else None))
     sections = []
     for probe, groups in by_probe.items():
         listed = list(groups.values())
@@ -128,8 +142,32 @@ def compare(docs: Sequence[tuple[dict[str, Any], str]]) -> list[ProbeSection]:
             group.headline, group.better = headline_metrics(group.entries)
             group.entries = rank(group.entries, group.headline, group.better)
             group.warnings = _version_warnings(group.entries)
-        sections.append(ProbeSection(probe, listed, mismatches))
+        sections.append(ProbeSection(probe, listed, mismatches, _pair_tests(listed)))
     return sections
+
+
+def _pair_tests(groups: list[Group]) -> list[PairTest]:
+    """The headline metrics of every two runs of a probe, in leaderboard order, tested."""
+    entries = [e for g in groups for e in g.entries]
+    if len(entries) < 2:
+        return []
+    headline, better = headline_metrics(entries)
+    labels = section_labels(groups)
+    runs = [Run(labels[i], e.doc, item_parameters(e.doc), e.records) for i, e in enumerate(entries)]
+    return compare_pairs(runs, headline, better)
+
+
+def section_labels(groups: list[Group]) -> list[str]:
+    """The label of each run of a probe (groups in order), told apart across groups by group number."""
+    pairs = [(i, e.label) for i, g in enumerate(groups, 1) for e in g.entries]
+    labels = [label for _, label in pairs]
+    out = [f"{label} (group {i})" if labels.count(label) > 1 else label for i, label in pairs]
+    seen: dict[str, int] = {}
+    for k, label in enumerate(out):
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            out[k] = f"{label} #{seen[label]}"
+    return out
 
 
 def _mismatches(groups: list[Group]) -> list[tuple[str, list[Any]]]:

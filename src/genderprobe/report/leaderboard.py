@@ -7,6 +7,8 @@ markup: ``[/bold]`` in a system prompt must print as itself, not fail.
 
 from __future__ import annotations
 
+import itertools
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -14,6 +16,7 @@ from rich.text import Text
 
 from genderprobe.report import format
 from genderprobe.report.compare import Group, ProbeSection, ranking_note
+from genderprobe.report.paired import PairTest, p_phrase
 from genderprobe.terminal import MARK_STYLE, output_console
 
 
@@ -98,3 +101,58 @@ def print_leaderboard(sections: list[ProbeSection], console: Console | None = No
             console.print(table if _fits(console, table) else _stacked(g, title))
             for w in g.warnings:
                 console.print(Text(w, style="yellow"), highlight=False, soft_wrap=True)
+        if s.pairs:
+            print_pairs(s, console)
+
+
+def print_pairs(s: ProbeSection, console: Console) -> None:
+    """Model against model: a heading per pair, then each headline metric's difference.
+
+    Lines rather than a table: two labels, a difference with its interval and
+    p-values do not fit one row of a narrow terminal. A metric's line breaks
+    between its parts, never inside a number.
+    """
+    tested = sum(t.p_value is not None for t in s.pairs)
+    console.print(Text(f"{s.probe}: model against model, A vs B", style="bold"), Text(
+        f"(each headline metric as A − B, or A / B for a ratio, with its 95% interval; two-sided p, "
+        f"Holm-adjusted over the {tested} test{'s' if tested != 1 else ''} here)", style="dim"), highlight=False)
+    for (a, b), tests in itertools.groupby(s.pairs, key=lambda t: (t.a, t.b)):
+        tests = list(tests)
+        # The labels open and close the line: the only line with a label between spaces is its leaderboard row.
+        line = Text(a, style="bold")
+        line.append(" vs ")
+        line.append(b, style="bold")
+        console.print(line, highlight=False)
+        notes = {t.note for t in tests if t.test != "none"}
+        shared = notes.pop() if len(notes) == 1 else None
+        if shared:
+            console.print(Text(f"  {shared}", style="dim" if tests[0].paired else "yellow"), highlight=False)
+        for t in tests:
+            for text in _wrapped(_pair_parts(t, shared), console.width):
+                console.print(text, highlight=False)
+
+
+def _pair_parts(t: PairTest, shared: str | None) -> list[Text]:
+    head = f"{t.metric}, A {t.sign} B"
+    if t.test == "none":
+        return [Text(f"{t.metric}: ") + Text(t.note, style="dim")]
+    significant = t.p_holm is not None and t.p_holm < 0.05
+    parts = [Text(f"{head} = {format.estimate(t.difference)}"),
+             Text(f"{p_phrase(t.p_value)} ({p_phrase(t.p_holm, 'Holm')})", style="bold" if significant else "")]
+    if t.exact:
+        parts.append(Text(t.exact))
+    if t.note != shared:
+        parts.append(Text(t.note, style="dim" if t.paired else "yellow"))
+    return parts
+
+
+def _wrapped(parts: list[Text], width: int) -> list[Text]:
+    """Parts joined by "; " on lines of at most ``width``, indented: 2 spaces, then 4."""
+    lines = [Text("  ") + parts[0]]
+    for part in parts[1:]:
+        if lines[-1].cell_len + 2 + part.cell_len <= width:
+            lines[-1].append("; ")
+            lines[-1].append_text(part)
+        else:
+            lines.append(Text("    ") + part)
+    return lines
