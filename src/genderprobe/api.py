@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe.breakdown_tests import breakdown_tests
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.dry_run import DryRun, dry_run_document
 from genderprobe.errors import UserError
@@ -22,6 +23,7 @@ from genderprobe.models.base import GenerationParams, Model
 from genderprobe.models.function import DEFAULT_BATCH_SIZE, FunctionModel
 from genderprobe.packaged import all_data_files
 from genderprobe.paper import paper_section
+from genderprobe.planning import interval_halving
 from genderprobe.reader_judge import DEFAULT_SAMPLE, ReaderJudge
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
 from genderprobe.registry import get_probe
@@ -359,6 +361,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         **result.to_json(),
     }
     document["paper"] = paper_section(type(probe), document)
+    document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
+    # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.breakdown_tests).
+    document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
     document["warnings"] = unread_warnings(result.losses, supports_option_scoring=probe.supports_option_scoring,
                                            scored=config.score_options, max_tokens=generation.max_tokens,
                                            supports_reader_judge=probe.supports_reader_judge,

@@ -162,13 +162,19 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         reading = mark_reading(m) if isinstance(m, dict) else ""
         if reading:
             console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
+    from genderprobe.breakdown_tests import MARKER
+
+    shown_whole: list[str] = []
     for t in doc.get("tables", []):
-        table = Table(title=t["title"], title_justify="left", caption=t.get("note") or None)
+        cells, legends = _flagged_cells(doc, t["rows"], shown_whole)
+        caption = "\n".join(text for text in (t.get("note"), *legends) if text)
+        table = Table(title=t["title"], title_justify="left", caption=caption or None)
         for col in t["columns"]:
             table.add_column(str(col))
-        for row in t["rows"]:
-            table.add_row(*[fmt(v) for v in row])
+        for i, row in enumerate(t["rows"]):
+            table.add_row(*[fmt(v) + (f" {MARKER}" if (i, j) in cells else "") for j, v in enumerate(row)])
         console.print(table)
+    _print_other_breakdowns(doc, shown_whole, console)
     beside = [t for t in doc.get("paper") or [] if "run" in (t.get("row_kinds") or [])]
     if beside:
         print_paper_table(beside[0], console)
@@ -183,6 +189,42 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
     # Last, so it is what a user sees when the run ends.
     for warning in doc.get("warnings") or []:
         console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
+
+
+def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
+                   shown_whole: list[str]) -> tuple[set[tuple[int, int]], list[str]]:
+    """(row, column) of the cells of a table that show a group differing from the neutral value after
+    Holm's correction, and the legend of each tested breakdown that one column alone shows whole (by
+    the group names of the first column); those breakdowns are added to ``shown_whole``."""
+    from genderprobe.breakdown_tests import flagged, legend, shown
+
+    width = max((len(row) for row in rows), default=0)
+    columns = {j: shown(doc, {str(row[0]): row[j] for row in rows if len(row) > j and isinstance(row[j], dict)})
+               for j in range(1, width)}
+    found = [(j, match) for j, match in columns.items() if match]
+    cells: set[tuple[int, int]] = set()
+    legends: list[str] = []
+    for j, (dim, test, groups) in found:
+        if sum(match[0] == dim for _, match in found) > 1:
+            continue  # two columns show the same numbers: which one is the breakdown's is unknown
+        marked = flagged(test)
+        cells |= {(i, j) for i, row in enumerate(rows) if row and str(row[0]) in marked}
+        legends.append(legend(test, groups))
+        shown_whole.append(dim)
+    return cells, legends
+
+
+def _print_other_breakdowns(doc: dict[str, Any], shown_whole: list[str], console: Console) -> None:
+    """Tested breakdowns no table showed whole: one line each, naming the groups that differ."""
+    from genderprobe.breakdown_tests import flagged, legend, tested
+
+    for dim, test, groups in tested(doc):
+        if dim in shown_whole:
+            continue
+        marked = sorted(flagged(test))
+        differ = f" Differ: {', '.join(marked)}." if marked else ""
+        console.print(f"Breakdown {dim} ({test.get('metric')} against {test['null']:g}): {legend(test, groups)}{differ}",
+                      highlight=False, markup=False)
 
 
 _ROLE_NAMES = {"model": "Requests", "judge": "Judge requests", "checker": "Checker requests",

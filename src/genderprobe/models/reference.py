@@ -5,11 +5,27 @@ a gender-blind model, a model that always sides with men, one that always sides
 with women. ``random`` flips a coin seeded by the request itself, so the same
 prompt always gets the same answer whatever the order or concurrency. Each
 probe's tests assert the metric values these personas must produce.
+
+Strength: ``reference:biased?p=0.6`` (and ``reference:biased-female?p=...``)
+answers as its persona with probability p per attempt, by a coin seeded by the
+request as ``random``'s is, and otherwise takes the other side: the other
+option of a two-way choice, or the mirror persona's answer where the prompt
+has more answers (GenMO's four stances: the man's action Moral with
+probability p, Immoral otherwise). So it sides with the man (the woman) with
+probability p on every prompt that sets one against another; where the
+persona takes no side (DeMET's pairs without exactly one man) it gives the
+persona's answer, the first option, with probability p and the other option
+otherwise, which favours no gender. p = 1 is the persona, p = 0.5 a fair coin.
+Strength needs a closed choice: the persona's answer must be one of the
+prompt's options (``Request.options``, or the candidates the probe gives
+``random``); open-ended prompts (word lists, scores, generated text) are
+refused with one sentence. The spec, ``?p=`` included, is the model's identity.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 
 from genderprobe.errors import UserError
@@ -18,9 +34,12 @@ from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchMo
 PERSONAS = {
     "unbiased": "answers independently of gender (closed choices: always the first option)",
     "random": "a seeded coin among the options",
-    "biased": "always sides with the man (or the stereotypically male answer)",
-    "biased-female": "always sides with the woman (or the stereotypically female answer)",
+    "biased": "always sides with the man (or the stereotypically male answer); biased?p=P: with probability P",
+    "biased-female": "always sides with the woman (or the stereotypically female answer); biased-female?p=P: "
+    "with probability P",
 }
+# Personas that take a strength, and the persona on the other side of their choice.
+MIRROR = {"biased": "biased-female", "biased-female": "biased"}
 
 
 class ReferenceModel(SyncBatchModel):
@@ -30,16 +49,21 @@ class ReferenceModel(SyncBatchModel):
     # names options), so --constrain-answers changes nothing here.
     supports_constrained_answers = True
 
-    def __init__(self, persona: str):
+    def __init__(self, name: str):
+        persona, _, query = name.partition("?")
         if persona not in PERSONAS:
             known = ", ".join(f"reference:{p}" for p in PERSONAS)
             raise UserError(f"Unknown reference model 'reference:{persona}'; known: {known}.")
         self.persona = persona
-        self.spec = f"reference:{persona}"
+        self.spec = f"reference:{name}"
+        # Probability of answering as the persona; None: always (no ?p=).
+        self.strength = parse_strength(self.spec, persona, query) if "?" in name else None
 
     def answer(self, request: Request) -> str:
         oracle = request.oracle or {}
         choice = oracle.get(self.persona)
+        if self.strength is not None and choice is not None:
+            return self._with_strength(request, oracle, choice)
         if choice is None:
             if self.persona == "random" and request.options:
                 choice = request.options
@@ -54,6 +78,24 @@ class ReferenceModel(SyncBatchModel):
             return choice
         return choice[_coin(request, len(choice))]
 
+    def _with_strength(self, request: Request, oracle, choice) -> str:
+        """The persona's answer with probability p, else the other side of the choice."""
+        mirror = oracle.get(MIRROR[self.persona])
+        candidates = _candidates(request, oracle, choice)
+        if candidates is None or not isinstance(mirror, str):
+            raise UserError(
+                f"{self.spec} needs closed-choice prompts (a man's side against a woman's), but this "
+                f"probe's answers are open-ended, so a strength is not defined here; "
+                f"use reference:{self.persona} without ?p=."
+            )
+        if mirror != choice and mirror in candidates:
+            other = mirror
+        elif len(candidates) == 2:
+            other = candidates[1] if candidates[0] == choice else candidates[0]
+        else:
+            return choice  # nothing to choose: every side gives this answer
+        return choice if _uniform(request) < self.strength else other
+
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         responses = []
         for request in requests:
@@ -66,8 +108,36 @@ class ReferenceModel(SyncBatchModel):
         return responses
 
 
-def _coin(request: Request, sides: int) -> int:
-    """A deterministic draw in [0, sides) from the request's content.
+def parse_strength(spec: str, persona: str, query: str) -> float:
+    """p of ``reference:PERSONA?p=P``, refused with one sentence unless 0 <= p <= 1 on a biased persona."""
+    if persona not in MIRROR:
+        raise UserError(
+            f"Only reference:biased and reference:biased-female take a strength (?p=); "
+            f"drop it from '{spec}'."
+        )
+    key, eq, value = query.partition("=")
+    try:
+        p = float(value) if key == "p" and eq else math.nan
+    except ValueError:
+        p = math.nan
+    if not 0.0 <= p <= 1.0:  # NaN fails too
+        raise UserError(
+            f"The strength in '{spec}' must be written ?p=P with P a probability from 0 to 1, "
+            f"for example reference:{persona}?p=0.6."
+        )
+    return p
+
+
+def _candidates(request: Request, oracle, choice: str) -> tuple[str, ...] | None:
+    """The closed set of answers ``choice`` is one of (the prompt's options, or random's candidates)."""
+    for candidates in (request.options, oracle.get("random")):
+        if isinstance(candidates, tuple) and choice in candidates:
+            return candidates
+    return None
+
+
+def _digest(request: Request, salt: str = "") -> int:
+    """64 deterministic bits from the request's content.
 
     The temperature is part of it, so a temperature sweep draws anew at each
     temperature, as sampling from any model would.
@@ -78,8 +148,18 @@ def _coin(request: Request, sides: int) -> int:
     else:
         turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
     p = request.params
-    key = f"{p.seed or 0}\x00{p.temperature}\x00{request.repetition}\x00{turns}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % sides
+    key = f"{salt}{p.seed or 0}\x00{p.temperature}\x00{request.repetition}\x00{turns}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+
+
+def _coin(request: Request, sides: int) -> int:
+    """A deterministic draw in [0, sides) from the request's content."""
+    return _digest(request) % sides
+
+
+def _uniform(request: Request) -> float:
+    """A deterministic draw in [0, 1) from the request's content, apart from ``_coin``'s."""
+    return _digest(request, "strength\x00") / 2.0**64
 
 
 def create(name: str, options: ModelOptions) -> ReferenceModel:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe import breakdown_tests as bt
 from genderprobe.errors import UserError
 from genderprobe.report import charts
 from genderprobe.report.charts import forest
@@ -132,16 +133,35 @@ def build(doc: dict[str, Any], source: str) -> RunView:
     doc = check(doc, source)
     view = RunView(doc=doc, source=source)
     view.marks = [_mark(name, m) for name, m in doc["marks"].items() if isinstance(m, dict)]
-    view.figures = [_figure(spec) for spec in doc["charts"]]
+    view.figures = [_figure(spec, doc) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
     view.evidence = _evidence(doc["evidence"], doc["counts"])
     view.details = run_details(doc)
     return view
 
 
-def _figure(spec: Any) -> FigureView:
+def _figure(spec: Any, doc: dict[str, Any] | None = None, dim: str | None = None) -> FigureView:
+    spec, legends = _marked(spec, doc, dim) if doc else (spec, [])
     figure = charts.draw(spec)
+    if figure is not None:
+        figure.notes += legends
     return FigureView(str(spec.get("id", "")), str(spec.get("title", "")), str(spec.get("type", "")), figure)
+
+
+def _marked(spec: Any, doc: dict[str, Any], dim: str | None) -> tuple[Any, list[str]]:
+    """A forest chart of a tested breakdown (genderprobe.breakdown_tests: ``dim``, or the one its rows show)
+    with the groups that differ after Holm's correction marked, and the breakdown's legend; other charts
+    as they are."""
+    if not isinstance(spec, dict) or spec.get("type") != "forest" or not isinstance(spec.get("rows"), list):
+        return spec, []
+    found = bt.shown(doc, spec["rows"]) if dim is None else next((t for t in bt.tested(doc) if t[0] == dim), None)
+    if found is None:
+        return spec, []
+    _, test, groups = found
+    marked = bt.flagged(test)
+    rows = [{**r, "label": f"{r['label']} {bt.MARKER}"} if isinstance(r, dict) and str(r.get("label")) in marked else r
+            for r in spec["rows"]]
+    return {**spec, "rows": rows}, [bt.legend(test, groups)]
 
 
 def mark_bands(ranges: Any) -> list[forest.Band]:
@@ -218,9 +238,10 @@ def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
             continue
         rows = [{"label": g, **(e if isinstance(e, dict) else {"value": None})} for g, e in groups.items()]
         # Dimensions are named by the probe ("topic", "mse_by_seed_type", "bias(W,M) by label"): shown as given.
+        null = next((test["null"] for d, test, _ in bt.tested(doc) if d == dim), None)
         spec = {"type": "forest", "id": f"breakdown-{dim}", "title": f"Breakdown: {dim}", "rows": rows,
-                "reference": None, "x_label": ""}
-        out.append(FigureView(spec["id"], spec["title"], "forest", forest.draw(spec)))
+                "reference": null, "x_label": ""}
+        out.append(_figure(spec, doc, dim))
     return out
 
 
