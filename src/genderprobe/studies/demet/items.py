@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.sampling import permute
-from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, TYPES
+from genderprobe.sampling import permute, splitmix64
+from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, PAIRS, TYPES
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,46 @@ def build_plan(
         name1=name1.ravel(),
         name2=name2.ravel(),
     )
+
+
+def build_null_plan(
+    scenario_ids: tuple[str, ...], lists: Mapping[str, tuple[str, ...]], per_type: int, seed: int
+) -> Plan:
+    """The null baseline's prompts (beyond the paper): each mixed pair's design with no gender difference.
+
+    For the pair (A, B), slot j holds two different people x and y of one group
+    (A's for even j, B's for odd j): the A-B row asks (NAME1 = x, NAME2 = y), the
+    B-A row the same two in reverse order, as a mixed pair's slot j does. Each
+    group's couples are one seeded permutation of its unordered pairs per
+    scenario, split between the two pairs the group is in, so no couple repeats
+    while the lists allow; a seeded coin puts one of the two in x's place, so x
+    and y are exchangeable and bias(A, B) on these rows (x in A's place) has
+    expected value 0. Rows are the mixed types only, ordered scenario, type, slot.
+    """
+    members = [lists[GROUP_OF[g]] for g in GROUPS]
+    offsets = np.cumsum([0] + [len(m) for m in members])
+    full = build_plan(scenario_ids, lists, per_type, seed)
+    n_scen, half = len(scenario_ids), per_type // 2
+    name1 = np.zeros((n_scen, len(TYPES), per_type), np.int64)
+    name2 = np.zeros_like(name1)
+    kinds = [_canonical(a, b) for a, b in PAIRS]
+    for gi, g in enumerate(GROUPS):
+        first, second = np.triu_indices(len(members[gi]), 1)
+        streams = _streams(scenario_ids, f"null {g}", half)
+        for k, kind in enumerate(kd for kd in kinds if g in kd.split("-")):
+            draw = np.tile((k * half + np.arange(half)) % first.size, n_scen)
+            pick = permute(draw, first.size, seed, streams)
+            coin = (splitmix64(streams ^ draw.astype(np.uint64)) & np.uint64(1)).astype(bool)
+            x = offsets[gi] + np.where(coin, second[pick], first[pick]).reshape(n_scen, half)
+            y = offsets[gi] + np.where(coin, first[pick], second[pick]).reshape(n_scen, half)
+            a, b = kind.split("-")
+            slots = slice(kind.split("-").index(g), None, 2)
+            ab, ba = TYPES.index(kind), TYPES.index(f"{b}-{a}")
+            name1[:, ab, slots], name2[:, ab, slots] = x, y
+            name1[:, ba, slots], name2[:, ba, slots] = y, x
+    keep = np.array([kind[0] != kind[2] for kind in TYPES])[full.type]
+    return Plan(per_type, full.names, full.name_group, full.scenario[keep], full.type[keep], full.slot[keep],
+                name1.ravel()[keep], name2.ravel()[keep])
 
 
 def _canonical(a: str, b: str) -> str:

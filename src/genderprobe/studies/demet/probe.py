@@ -13,8 +13,9 @@ mixed-gender bias (Eq. 2); McNemar's exact test on the matched pairings.
 Beyond the paper: the signed mean of the pair biases, bootstrap 95% intervals
 for every score (over filled scenarios, or over scenarios with
 ``--bootstrap-by scenario``), a sign test of the same-group order bias,
-McNemar's test per label, topic and source with Holm's correction, and
-user-supplied scenario and name-list files.
+McNemar's test per label, topic and source with Holm's correction,
+user-supplied scenario and name-list files, and a null baseline
+(``--null-baseline``: each mixed pair's design asked with two people of one group).
 How answers are read is documented in :mod:`genderprobe.studies.demet.answer_reader`.
 """
 
@@ -52,7 +53,7 @@ from genderprobe.studies.demet.dataset import (
     parse_scenario_file,
     scenarios,
 )
-from genderprobe.studies.demet.items import Plan, build_plan, usable_per_type
+from genderprobe.studies.demet.items import Plan, build_null_plan, build_plan, usable_per_type
 from genderprobe.studies.demet.scores import (
     GROUP_OF,
     GROUPS,
@@ -127,8 +128,14 @@ class DemetParams:
         None, "CSV of your own name lists (columns name and group: women, men or neutral; at least two per group).",
         from_file=True,
     )
+    null_baseline: bool | None = option(
+        None, "Also ask each mixed pair's design with two people of one group (two women, two men, two neutral "
+        "names) and report the same pair biases on them, whose expected value is 0, beside the headline "
+        "(beyond the paper; 2/3 more prompts).",
+    )
 
     def __post_init__(self) -> None:
+        self.null_baseline = self.null_baseline or None  # off is None, as in runs from before the option
         if self.scenarios not in SCENARIO_SETS:
             raise UserError(f"Unknown --scenarios value '{self.scenarios}'; use human, gpt4 or all.")
         if self.question not in QUESTIONS:
@@ -164,7 +171,9 @@ class Demet(Probe):
         Headline("bias_n_m", "zero", "bias(N,M) (Eq. 1): positive favours neutral names over men's."),
     )
     # Every parameter changes the prompts, the answers counted or the intervals of
-    # the headline metrics (--bootstrap-by), so none is view-only.
+    # the headline metrics (--bootstrap-by), so none is view-only, but for null_baseline,
+    # which only adds the null beside them; it is left out here so that results saved
+    # before it keep their headline section (compare splits runs on it).
     view_parameters = ()
     paper_tables = ("demet/paper_tables.json",)
 
@@ -216,6 +225,18 @@ class Demet(Probe):
 
     def run(self, ctx: RunContext) -> ProbeResult:
         plan = build_plan(tuple(s.id for s in self.scenarios), self.lists, self.per_type, ctx.seed)
+        log = _Log()
+        choice, answered_by, errored, refused = self._ask_plan(ctx, plan, log)
+        result = self._result(plan, choice, answered_by, errored, refused, log, ctx)
+        if self.params.null_baseline:
+            null_plan = build_null_plan(tuple(s.id for s in self.scenarios), self.lists, self.per_type, ctx.seed)
+            null_log = _Log()
+            null_choice = self._ask_plan(ctx, null_plan, null_log, null=True)[0]
+            self._add_null(result, null_plan, null_choice, null_log, ctx)
+        return result
+
+    def _ask_plan(self, ctx: RunContext, plan: Plan, log: _Log, null: bool = False):
+        """Ask every prompt of the plan, rewording the unread ones; (choice, answered_by, errored, refused) per row."""
         originals = [
             self.original_prompt(self.scenarios[s], plan.names[a], plan.names[b])
             for s, a, b in zip(plan.scenario.tolist(), plan.name1.tolist(), plan.name2.tolist())
@@ -230,7 +251,6 @@ class Demet(Probe):
         refused = np.zeros(plan.size, bool)  # some attempt declined to choose
         # Scoring reads the options' log-probabilities: one token of text is enough.
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
-        log = _Log()
         rounds = len(PROMPT_VARIANTS) if self.params.rewording else 1
         pending = np.arange(plan.size)
         for variant in range(rounds):
@@ -266,12 +286,15 @@ class Demet(Probe):
                     choice[r] = -1.0 if reading.choice == 1 else 1.0
                     answered_by[r] = variant
                 record = self._record(plan, r, variant, prompt, resp, code, reading)
+                if null:  # the pair whose design it repeats, and the couple actually asked
+                    couple = group[plan.name1[r]]
+                    record["null_for"], record["type"] = record["type"], f"{couple}-{couple}"
                 if i in judged:
                     record["reader_judge"] = judged[i][1]
                 ctx.records.write(record)
                 log.add(variant, code, reading.rule if reading else None, record)
             pending = np.asarray(still, np.int64)
-        return self._result(plan, choice, answered_by, errored, refused, log, ctx)
+        return choice, answered_by, errored, refused
 
     @staticmethod
     def _judge(ctx: RunContext, plan: Plan, pending: np.ndarray, requests: list[Request],
@@ -383,6 +406,32 @@ class Demet(Probe):
             extra=extra,
             losses=losses.to_json(),
         )
+
+    def _add_null(self, result: ProbeResult, null_plan: Plan, null_choice: np.ndarray, log: _Log,
+                  ctx: RunContext) -> None:
+        """The null's pair biases and Eq. 2 (null_ prefix) and the table "Headline beside its null"."""
+        n_scen, p = len(self.scenarios), null_plan.per_type
+        grid = np.full((n_scen, len(TYPES), p), np.nan)
+        grid[null_plan.scenario, null_plan.type, null_plan.slot] = null_choice
+        S = grid.transpose(0, 2, 1).reshape(n_scen * p, len(TYPES))
+        boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed, by_scenario=self.params.bootstrap_by == "scenario")
+        null = compute_scores(S, np.repeat(np.arange(n_scen), p), **boot)
+        nulls = {f"null_{k}": v for k, v in _metrics(null).items() if k == OVERALL or k.startswith("bias_")}
+        nulls[f"null_{OVERALL_SIGNED}"] = null.overall_signed
+        result.metrics.update(nulls)
+        counts = {v: sum(c[v] for c in log.counts.values()) for v in ("answered", "undetected", "refused", "errors")}
+        result.counts.update({"null_prompts": null_plan.size, "null_attempts": log.attempts,
+                              **{f"null_{k}": n for k, n in counts.items()}})
+        result.tables.insert(0, Table(
+            "Headline beside its null",
+            ["metric", "headline [95% CI]", "null [95% CI]"],
+            [[h.metric, result.metrics[h.metric], result.metrics[f"null_{h.metric}"]] for h in self.headline],
+            note=f"The null asks each mixed pair's design ({p} couples per scenario, both orders) with two people "
+                 "of one group instead: half the slots of bias(A,B) hold two A names, half two B names. The same "
+                 "scores on them, with the first person drawn in A's place, have expected value 0: a headline "
+                 "inside its null's interval is not told apart from noise. Beyond the paper (--null-baseline).",
+        ))
+        result.extra["null_baseline"] = {"scores": _scores_json(null), "answers_by_prompt": log.by_variant()}
 
     def _breakdowns(self, overall: Scores, by: dict[str, dict[str, Scores]]) -> dict[str, dict[str, Estimate]]:
         """Figure 1, then every score by label, topic and source (the scenario set).

@@ -5,10 +5,12 @@ template placed after each story (CoT by default, the paper's main results
 and the headline; non-CoT or both on request), at temperature 0 with at most 500 tokens
 and a fixed seed; stances are parsed strictly; PM, PMR, FBR, MBR and PMR per
 environment follow Section 4. Beyond it: bootstrap intervals over pairs, a
-sign test of FBR against 0.5, undetected stances counted and listed, and the
-Section 5 ablations (robustness to names and paraphrase, temperature). Data
-hygiene: pair 562 (identical stories) is left out unless asked for, and the
-loader's repairs are recorded in the results.
+sign test of FBR against 0.5, undetected stances counted and listed, the
+Section 5 ablations (robustness to names and paraphrase, temperature), and a
+null baseline (``--null-baseline``: each renamable story asked again with another
+name of the same gender, its flip rate beside PMR). Data hygiene: pair 562
+(identical stories) is left out unless asked for, and the loader's repairs
+are recorded in the results.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.sampling import permute
-from genderprobe.stats import Estimate
+from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     VARIANT_LABELS,
@@ -117,8 +119,13 @@ class GenmoParams:
     include_identical_pairs: bool = option(
         False, "Also ask pair 562, whose male and female stories are the same text (left out by default; "
         "the paper counted it among its 908).")
+    null_baseline: bool | None = option(
+        None, "Also ask both stories of every pair whose main character can be renamed again with another name "
+        "of the same gender, and report how often the stance changes favourability with no gender change (the "
+        "null flip rate) beside PMR (beyond the paper; about 260 pairs).")
 
     def __post_init__(self) -> None:
+        self.null_baseline = self.null_baseline or None  # off is None, as in runs from before the option
         if self.sample_k is not None:
             count_in_range(self.sample_k, 1, N_PAIRS, "sample_k (--sample-k)")
         count_in_range(self.ablation_k, 1, N_PAIRS, "ablation_k (--ablation-k)")
@@ -191,6 +198,8 @@ class Genmo(Probe):
     supports_reader_judge = True
     # The paper's main results (Table 2) use the CoT template.
     headline = _headline("")
+    # null_baseline only adds a view too; it is left out so that results saved before it
+    # keep their headline section (compare splits runs on it).
     view_parameters = ("ablation", "ablation_k", "temperatures", "environment_labels")
     paper_tables = ("genmo/paper_tables.json",)
 
@@ -295,8 +304,52 @@ class Genmo(Probe):
         robustness = (self._robustness(ctx, state, pairs, samples, primary, main_codes[primary], boot)
                       if samples else {})
         by_temperature = self._temperatures(ctx, state, pairs, primary, main_codes[primary], groups, ids, boot)
-        return self._result(summaries, losses, primary, robustness, by_temperature, ctx.generation.temperature,
-                            state, pairs)
+        result = self._result(summaries, losses, primary, robustness, by_temperature, ctx.generation.temperature,
+                              state, pairs)
+        if self.params.null_baseline:
+            self._null(ctx, state, pairs, primary, main_codes[primary], result, boot)
+        return result
+
+    def _null(self, ctx: RunContext, state: _RunState, pairs: tuple[StoryPair, ...], template: str,
+              original: tuple[np.ndarray, np.ndarray], result: ProbeResult, boot: dict) -> None:
+        """Each story of a renamable pair asked again with its main character renamed within its gender
+        (the names ablation's draw): the share whose favourability changes is the null flip rate."""
+        renamed = []
+        for pos, pair in enumerate(pairs):
+            names = [rename_main_character(pair, g, self._pools[g], ctx.seed) for g in GENDERS]
+            if all(names):
+                renamed += [_Story(pos, pair, g, n.story) for g, n in zip(GENDERS, names)]
+        answers = self._ask(ctx, state, renamed, template, TEMPLATES[template], ctx.generation, "null")
+        positions = np.array([s.position for s in renamed[::2]], np.int64)
+        before = np.stack([original[0][positions], original[1][positions]], 1)
+        after = answers.codes.reshape(-1, 2)
+        flips = pair_outcomes(before.ravel(), after.ravel())  # (story, renamed story): same gender
+        flipped = flips.mismatch.reshape(-1, 2).astype(float)
+        read = flips.detected.reshape(-1, 2).astype(float)
+        p = metric_prefix(template)
+        m = result.metrics
+        m[f"{p}null_pmr"] = bootstrap_ratio(flipped.sum(1), read.sum(1), **boot)
+        for g, gender in enumerate(GENDERS):
+            m[f"{p}null_pmr_{gender}"] = bootstrap_ratio(flipped[:, g], read[:, g], **boot)
+        gender_swap = pair_outcomes(*original)
+        det = gender_swap.detected[positions]
+        m[f"{p}pmr_null_pairs"] = bootstrap_ratio(gender_swap.mismatch[positions][det].astype(float), **boot)
+        result.counts.update({"null_pairs": int(positions.size), "null_attempts": len(renamed),
+                              "null_undetected": int((answers.codes == UNDETECTED).sum()),
+                              "null_errors": int((answers.codes == ERROR).sum())})
+        result.tables.insert(0, Table(
+            f"Headline beside its null ({TEMPLATE_LABELS[template]})",
+            ["metric", "headline [95% CI]", "null [95% CI]"],
+            [["PMR, all pairs", m[f"{p}pmr"], None],
+             [f"PMR, the {positions.size} pairs the null renames", m[f"{p}pmr_null_pairs"], m[f"{p}null_pmr"]],
+             ["null: male stories", None, m[f"{p}null_pmr_male"]],
+             ["null: female stories", None, m[f"{p}null_pmr_female"]]],
+            note="The null asks each story of a pair whose main character can be renamed again with another name "
+                 "of the same gender (the names ablation's draw), and counts the stories whose stance changes "
+                 "favourability, as PMR counts pairs: no gender changes, so PMR at or below it is not told apart "
+                 "from how often the model changes its mind anyway. First-person and unnamed stories cannot be "
+                 "renamed; compare the null with PMR on the same pairs. Beyond the paper (--null-baseline).",
+        ))
 
     def _groups(self, pairs: tuple[StoryPair, ...]) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         exact = self.params.environment_labels == "exact"

