@@ -92,9 +92,9 @@ def test_run_row_fills_the_tables_of_its_scenario_set(scenarios, filled, empty):
 def test_a_run_prints_no_copies_of_its_scores_per_set():
     metrics = _run("demet", "reference:biased-female", per_type=2).document["metrics"]
     assert not [m for m in metrics if m.startswith(("human_", "gpt4_"))]
-    # Eq. 2 and its signed mean, 3 pair biases, 9 s(A-B), same-group mean, 2 rates,
-    # then the undetected and refusal rates of the nine pairings.
-    assert len(metrics) == 17 + 2 * 9
+    # Eq. 2, its signed mean and its folded interval, 3 pair biases, 9 s(A-B), same-group
+    # mean, 2 rates, then the undetected and refusal rates of the nine pairings.
+    assert len(metrics) == 18 + 2 * 9
 
 
 def test_a_run_of_one_set_fills_its_table_with_the_runs_own_scores():

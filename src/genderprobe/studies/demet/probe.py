@@ -58,6 +58,7 @@ from genderprobe.studies.demet.scores import (
     GROUP_OF,
     GROUPS,
     OVERALL,
+    OVERALL_FOLDED,
     OVERALL_SIGNED,
     PAIR_NAMES,
     TYPES,
@@ -580,6 +581,7 @@ def _metrics(sc: Scores) -> dict[str, Estimate]:
     out[OVERALL_SIGNED] = sc.overall_signed
     out.update({_metric_key(k): v for k, v in sc.type_means.items()})
     out["same_group_mean"] = sc.same_group_mean
+    out[OVERALL_FOLDED] = sc.overall_folded
     return out
 
 

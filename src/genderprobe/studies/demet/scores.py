@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.stats import Estimate, mcnemar_exact, percentile_interval, sign_test
+from genderprobe.stats import (
+    Estimate,
+    folded_mean_interval,
+    mcnemar_exact,
+    percentile_interval,
+    sign_test,
+)
 
 # The nine relationship types A-B (A is NAME1), in the paper's order.
 GROUPS = ("W", "M", "N")
@@ -37,6 +43,8 @@ PAIR_NAMES = tuple(f"bias({a},{b})" for a, b in PAIRS)
 # and every row with a negative pair bias fits only it). The signed mean is ours.
 OVERALL = "mixed_gender_bias"
 OVERALL_SIGNED = "mixed_gender_bias_signed"
+# Beyond the paper: Eq. 2 with an interval that covers (docs/statistics.md, "Do the intervals cover?").
+OVERALL_FOLDED = "mixed_gender_bias_folded"
 # Cap on the resamples x units weight matrix held at once (elements).
 _MAX_BLOCK = 2_000_000
 
@@ -59,6 +67,10 @@ class Scores:
     overall: Estimate  # Eq. 2: mean of |bias(A,B)|, 0..2
     overall_signed: Estimate  # mean of bias(A,B), -2..2: beyond the paper
     same_group_mean: Estimate  # order (position) bias check: mean of s(W-W), s(M-M), s(N-N)
+    # Eq. 2's value with the folded Bonferroni interval: the percentile interval of a mean
+    # of absolute values misses the truth (0% coverage for a model with no bias); this one
+    # holds it at least 95% of the time, about twice as wide.
+    overall_folded: Estimate
 
 
 def score_samples(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -111,8 +123,10 @@ def compute_scores(
         pair_bias[name] = est(name, int(n_type[ab] + n_type[ba]))
     mixed = int(sum(n_type[type_index(t)] for t in TYPES if t not in SAME_GROUP))
     same = int(sum(n_type[type_index(t)] for t in SAME_GROUP))
+    folded = folded_mean_interval([float(point[b]) for b in PAIR_NAMES],
+                                  np.column_stack([samples[b] for b in PAIR_NAMES]), mixed)
     return Scores(
-        type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same)
+        type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same), folded
     )
 
 
