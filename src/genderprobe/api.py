@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe.accounting import empty_warnings, runner_accounting
 from genderprobe.breakdown_tests import breakdown_tests
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.dry_run import DryRun, dry_run_document
@@ -324,7 +325,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             | dict.fromkeys(("judge", "checker", "reader_judge"), (config.judge_price_in, config.judge_price_out)),
         ))
     judge_prices = (config.judge_price_in, config.judge_price_out)
-    run_stats = _accounting(runner, model, generation, (config.price_in, config.price_out))
+    run_stats = runner_accounting(runner, model, generation, (config.price_in, config.price_out))
     document = {
         "schema": RESULTS_SCHEMA,
         "probe": probe.name,
@@ -348,9 +349,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         },
         "run": {
             **run_stats,
-            "judge": _accounting(judge_runner, judge_model, None, judge_prices) if judge_runner else None,
-            "checker": _accounting(checker_runner, checker_model, None, judge_prices) if checker_runner else None,
-            "reader_judge": _accounting(reader_runner, reader_model, None, judge_prices) if reader_runner else None,
+            "judge": runner_accounting(judge_runner, judge_model, None, judge_prices) if judge_runner else None,
+            "checker": runner_accounting(checker_runner, checker_model, None, judge_prices) if checker_runner else None,
+            "reader_judge": runner_accounting(reader_runner, reader_model, None, judge_prices) if reader_runner else None,
             "cache": str(store.path) if store else None,
         },
         "versions": versions() | _plugin_versions(probe, (model, judge_model, checker_model, reader_model)),
@@ -373,7 +374,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     for opened in (model, judge_model, checker_model, reader_model):
         if opened is not None:  # what a backend had to change to be answered (a reasoning model's temperature)
             document["warnings"] += list(opened.notes)
-    document["warnings"] += _empty_warnings(document["run"])
+    document["warnings"] += empty_warnings(document["run"])
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records
@@ -396,40 +397,6 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             parquet_path = records_path.with_suffix(".parquet")
             _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
             out.parquet_path = parquet_path
-    return out
-
-
-def _accounting(runner: Runner, model: Any, generation: GenerationParams | None,
-                prices: tuple[float | None, float | None]) -> dict[str, Any]:
-    """One runner's requests, tokens, who answered, what was sent and, with prices, what it cost."""
-    stats = runner.stats.to_json()
-    stats["endpoint"] = model.endpoint
-    if generation is not None:
-        stats["generation_sent"] = model.effective_params(generation)
-    price_in, price_out = prices
-    if price_in is not None or price_out is not None:
-        stats["prices_per_million"] = {"in": price_in, "out": price_out}
-        # Batch APIs (OpenAI, Anthropic) bill their answers at half the price.
-        batch_in, batch_out = stats["batch_prompt_tokens"], stats["batch_completion_tokens"]
-        stats["cost_usd"] = round(
-            cost(stats["prompt_tokens"] - batch_in, stats["completion_tokens"] - batch_out, price_in, price_out)
-            + cost(batch_in, batch_out, price_in, price_out) / 2, 6)
-    return stats
-
-
-def cost(tokens_in: float, tokens_out: float, price_in: float | None, price_out: float | None) -> float:
-    """US dollars for the tokens at prices per million (a price not given counts as 0)."""
-    return round((tokens_in * (price_in or 0.0) + tokens_out * (price_out or 0.0)) / 1e6, 6)
-
-
-def _empty_warnings(run: dict[str, Any]) -> list[str]:
-    out = []
-    for role in ("model", "judge", "checker", "reader_judge"):
-        stats = run if role == "model" else run.get(role)
-        if stats and stats.get("empty"):
-            who = "the model" if role == "model" else f"the {role.replace('_', ' ')}"
-            out.append(f"{stats['empty']:,} answers of {who} were empty and count as failed requests; "
-                       f"a run again asks for them anew (see error_kinds.empty in the results).")
     return out
 
 

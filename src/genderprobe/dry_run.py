@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from genderprobe.accounting import cost
 from genderprobe.models import get_model
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_key
@@ -76,8 +77,6 @@ def estimate_prompt_tokens(request: Request) -> int:
 def dry_run_document(probe: Any, model: Model, counters: dict[str, DryRun | None],
                      prices: dict[str, tuple[float | None, float | None]]) -> dict[str, Any]:
     """The estimate for each model of the run, and the most it would cost where prices were given."""
-    from genderprobe.api import cost
-
     estimate: dict[str, Any] = {}
     for role, counter in counters.items():
         if counter is None:

@@ -498,7 +498,8 @@ class Runner:
         is stored: it is kept among the errors, so a rerun asks again.
         """
         self.stats.sent += 1
-        self.stats.note_server(r)
+        if r.served_model or r.fingerprint:  # local models report neither: skip the call
+            self.stats.note_server(r)
         mark_empty(r)
         if r.ok:
             self.stats.answered += 1
@@ -573,7 +574,9 @@ class Runner:
 
 def mark_empty(r: Response) -> None:
     """Turn an answer with no text (and no option scores) into an error of kind "empty"."""
-    if not r.ok or r.option_logprobs is not None or (r.text and r.text.strip()):
+    text = r.text
+    # Called for every answer: the common case (some text) is decided first, without a copy.
+    if (text and not text.isspace()) or not r.ok or r.option_logprobs is not None:
         return
     if r.finish_reason == "length" and r.reasoning:
         why = "the reasoning used every token before any answer: raise --max-tokens"

@@ -6,10 +6,11 @@ every answer it already paid for and asks the model only for what is missing.
 Errors are stored in their own table (kind and message) and never count as
 answers, so a rerun asks again for them; so are empty answers.
 
-Beside each answer, ``extra`` keeps what accounts for it: the request that
-was sent (messages, parameters, repetition: ``cache export`` shows it), and
-what the server said about the answer (the model that answered, its
-fingerprint, why generation stopped, a reasoning model's thinking).
+Beside each answer the store keeps what accounts for it: ``request``, the
+request that was sent (messages, parameters, repetition: ``cache export``
+shows it), and ``extra``, what the server said about the answer (the model
+that answered, its fingerprint, why generation stopped, a reasoning model's
+thinking). A cached run reads ``extra`` only: the request can be long.
 
 A store written by a newer schema, a file that is not a store, and a store
 locked by another process are reported in one sentence (:class:`UserError`)
@@ -30,7 +31,7 @@ from typing import Any, TextIO
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.models.base import Request, Response
 
-# 2: responses gained the ``extra`` column (a version-1 store is upgraded in place).
+# 2: responses gained the ``extra`` and ``request`` columns (a version-1 store is upgraded in place).
 SCHEMA_VERSION = 2
 STORE_FILENAME = "responses.sqlite3"
 
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL,
-    extra TEXT
+    extra TEXT,
+    request TEXT
 );
 CREATE TABLE IF NOT EXISTS errors (
     key BLOB NOT NULL,
@@ -166,8 +168,9 @@ class Store:
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             columns = {r[1] for r in self.db.execute("PRAGMA table_info(responses)")}
-            if "extra" not in columns:
-                self.db.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
+            for column in ("extra", "request"):
+                if column not in columns:
+                    self.db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
     def check_writable(self) -> None:
@@ -231,8 +234,9 @@ class Store:
         for key, r in items:
             if r.ok:
                 logprobs = _dump_logprobs(r.option_logprobs)
-                extra = _dump_extra(r, requests.get(key) if requests else None)
-                answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now, extra))
+                asked = requests.get(key) if requests else None
+                answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now,
+                                _dump_extra(r), _dump_json(asked.cache_identity()) if asked else None))
             else:
                 errors.append((key, model, r.error_kind, r.error_message or "", now))
         if not answers and not errors:
@@ -242,7 +246,7 @@ class Store:
                 self.db.execute("BEGIN IMMEDIATE")
                 self.db.executemany(
                     "INSERT OR REPLACE INTO responses (key, model, text, option_logprobs, prompt_tokens, "
-                    "completion_tokens, created, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "completion_tokens, created, extra, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     answers,
                 )
                 self.db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", errors)
@@ -309,7 +313,7 @@ class Store:
     def iter_answers(self, model: str | None = None) -> Iterator[dict[str, Any]]:
         """Every stored answer as a JSON-able dict, oldest first."""
         sql = (
-            "SELECT key, model, text, option_logprobs, prompt_tokens, completion_tokens, created, extra "
+            "SELECT key, model, text, option_logprobs, prompt_tokens, completion_tokens, created, extra, request "
             "FROM responses"
         )
         args: tuple[str, ...] = ()
@@ -317,7 +321,9 @@ class Store:
             sql += " WHERE model = ? OR model LIKE ? ESCAPE '\\'"
             args = (model, _like_prefix(model + "@"))
         try:
-            for key, m, text, logprobs, pt, ct, created, extra in self.db.execute(sql + " ORDER BY created, key", args):
+            for key, m, text, logprobs, pt, ct, created, extra, request in self.db.execute(
+                sql + " ORDER BY created, key", args
+            ):
                 row: dict[str, Any] = {
                     "key": key.hex(),
                     "model": m,
@@ -330,6 +336,8 @@ class Store:
                     row["option_logprobs"] = json.loads(logprobs)
                 if extra:
                     row.update(json.loads(extra))
+                if request:
+                    row["request"] = json.loads(request)
                 yield row
         except sqlite3.DatabaseError as exc:
             raise _db_error(self.path, exc) from None
@@ -369,11 +377,13 @@ def _dump_logprobs(values: tuple[float, ...] | None) -> str | None:
     return json.dumps([v if v != float("-inf") else None for v in values])
 
 
-def _dump_extra(r: Response, request: Request | None) -> str | None:
-    fields: dict[str, Any] = {name: getattr(r, name) for name in _EXTRA_FIELDS if getattr(r, name) is not None}
-    if request is not None:
-        fields["request"] = request.cache_identity()
-    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")) if fields else None
+def _dump_extra(r: Response) -> str | None:
+    fields = {name: getattr(r, name) for name in _EXTRA_FIELDS if getattr(r, name) is not None}
+    return _dump_json(fields) if fields else None
+
+
+def _dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _load_logprobs(text: str | None) -> tuple[float, ...] | None:

@@ -10,6 +10,8 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainin
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from genderprobe.accounting import by_role
+
 MARK_STYLE = {"A": "bold green", "B": "bold yellow", "C": "bold dark_orange", "D": "bold red"}
 
 
@@ -182,10 +184,8 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
     counts = doc.get("counts", {})
     run = doc.get("run", {})
     console.print("Counts: " + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items()))
-    for role in ("model", "judge", "checker", "reader_judge"):
-        stats = run if role == "model" else run.get(role)
-        if stats:
-            console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False)
+    for role, stats in by_role(run):
+        console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False)
     # Last, so it is what a user sees when the run ends.
     for warning in doc.get("warnings") or []:
         console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)

@@ -72,27 +72,31 @@ class AnthropicTestServer(OpenAITestServer):
             response = await self._fault(request, fault)
             if response is not None:
                 return response
-        text = self.answer(call)
-        tokens = tokenize(text)
-        limit = body["max_tokens"]
-        stop = "end_turn"
-        if 0 < limit < len(tokens):
-            tokens, stop = tokens[:limit], "max_tokens"
+        message = message_body(call, self.answer(call), body["max_tokens"])
         with self._lock:
             self.answered[call.prompt] += 1
-        return web.json_response({
-            "id": f"msg_{time.monotonic_ns():x}",
-            "type": "message",
-            "role": "assistant",
-            "model": call.model,
-            "content": [{"type": "text", "text": "".join(tokens)}],
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": sum(len(tokenize(c)) for _, c in call.messages),
-                "output_tokens": len(tokens),
-            },
-        })
+        return web.json_response(message)
+
+
+def message_body(call: ChatCall, text: str, limit: int) -> dict[str, Any]:
+    """A Messages API answer carrying ``text``, cut at ``limit`` tokens as the API cuts it."""
+    tokens = tokenize(text)
+    stop = "end_turn"
+    if 0 < limit < len(tokens):
+        tokens, stop = tokens[:limit], "max_tokens"
+    return {
+        "id": f"msg_{time.monotonic_ns():x}",
+        "type": "message",
+        "role": "assistant",
+        "model": call.model,
+        "content": [{"type": "text", "text": "".join(tokens)}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": sum(len(tokenize(c)) for _, c in call.messages),
+            "output_tokens": len(tokens),
+        },
+    }
 
 
 def _messages_call(body: Any) -> ChatCall:

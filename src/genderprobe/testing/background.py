@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from aiohttp import web
@@ -118,3 +122,24 @@ def serve_until_terminated(server: BackgroundServer) -> None:
             stop.wait()
         except KeyboardInterrupt:
             pass
+
+
+@contextmanager
+def spawned(command: list[str], what: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """Start a server run by :func:`serve_until_terminated` in a process of its own;
+    yield the process and its port; stop it with SIGTERM (then kill) on leaving."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError(f"{what} did not start: {line!r}")
+        yield process, int(line.split()[1])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

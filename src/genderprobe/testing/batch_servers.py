@@ -35,7 +35,6 @@ import datetime as dt
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -49,10 +48,10 @@ from typing import Any
 
 from aiohttp import web
 
-from genderprobe.testing.answers import ChatCall, tokenize, unit_draw
-from genderprobe.testing.anthropic_server import AnthropicTestServer, _messages_call
+from genderprobe.testing.answers import unit_draw
+from genderprobe.testing.anthropic_server import AnthropicTestServer, _messages_call, message_body
 from genderprobe.testing.anthropic_server import _error as _anthropic_error
-from genderprobe.testing.background import quiet_aiohttp_logs, serve_until_terminated
+from genderprobe.testing.background import quiet_aiohttp_logs, serve_until_terminated, spawned
 from genderprobe.testing.openai_server import OpenAITestServer, _chat_call
 from genderprobe.testing.openai_server import _error as _openai_error
 
@@ -621,7 +620,7 @@ class AnthropicBatchServer(_BatchControls, AnthropicTestServer):
             }
             return {"custom_id": custom, "result": {"type": "errored", "error": error}}
         call = _messages_call(params)
-        message = _message(call, self.answer(call), params["max_tokens"])
+        message = message_body(call, self.answer(call), params["max_tokens"])
         with self._lock:
             self.batch_answered[call.prompt] += 1
         return {"custom_id": custom, "result": {"type": "succeeded", "message": message}}
@@ -671,26 +670,6 @@ def _anthropic_problem(item: Any, seen: set[str]) -> str | None:
     return None
 
 
-def _message(call: ChatCall, text: str, limit: int) -> dict[str, Any]:
-    tokens = tokenize(text)
-    stop = "end_turn"
-    if 0 < limit < len(tokens):
-        tokens, stop = tokens[:limit], "max_tokens"
-    return {
-        "id": f"msg_{time.monotonic_ns():x}",
-        "type": "message",
-        "role": "assistant",
-        "model": call.model,
-        "content": [{"type": "text", "text": "".join(tokens)}],
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": sum(len(tokenize(c)) for _, c in call.messages),
-            "output_tokens": len(tokens),
-        },
-    }
-
-
 def _rfc3339(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
@@ -724,25 +703,9 @@ class RemoteBatchServer:
 @contextmanager
 def spawn_batch_server(kind: str, *args: str) -> Iterator[RemoteBatchServer]:
     """Run ``python -m genderprobe.testing.batch_servers KIND ARGS`` and yield its handle."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "genderprobe.testing.batch_servers", kind, *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("port "):
-            raise RuntimeError(f"batch test server did not start: {line!r}")
-        yield RemoteBatchServer(process, int(line.split()[1]), kind)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    command = [sys.executable, "-m", "genderprobe.testing.batch_servers", kind, *args]
+    with spawned(command, "batch test server") as (process, port):
+        yield RemoteBatchServer(process, port, kind)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,6 @@ import asyncio
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -38,6 +37,7 @@ from genderprobe.testing.background import (
     BackgroundServer,
     quiet_aiohttp_logs,
     serve_until_terminated,
+    spawned,
 )
 from genderprobe.testing.faults import Faults
 
@@ -321,25 +321,8 @@ class RemoteStats:
 def spawn_openai_server(*args: str) -> Iterator[RemoteStats]:
     """Run the server with command-line ``args`` in a subprocess and yield its handle."""
     launch = "import sys; from genderprobe.testing.openai_server import main; main(sys.argv[1:])"
-    process = subprocess.Popen(
-        [sys.executable, "-c", launch, *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("port "):
-            raise RuntimeError(f"test server did not start: {line!r}")
-        yield RemoteStats(process, int(line.split()[1]))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with spawned([sys.executable, "-c", launch, *args], "test server") as (process, port):
+        yield RemoteStats(process, port)
 
 
 def main(argv: list[str] | None = None) -> None:
