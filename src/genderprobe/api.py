@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import platform
 from collections.abc import Callable
@@ -26,9 +27,11 @@ from genderprobe.packaged import all_data_files
 from genderprobe.paper import paper_section
 from genderprobe.planning import interval_halving
 from genderprobe.reader_judge import DEFAULT_SAMPLE, ReaderJudge
+from genderprobe.records import FILE_NAMES as RECORDS_FILES
+from genderprobe.records import choose_format, open_sink
 from genderprobe.records_parquet import jsonl_to_parquet, require_pyarrow
 from genderprobe.registry import get_probe
-from genderprobe.results import JsonlSink, write_json
+from genderprobe.results import write_json
 from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
@@ -72,7 +75,10 @@ class RunConfig:
     store_timeout: float = 10.0  # seconds to wait for a store another process is writing
     out_dir: Path | None = None
     keep_records: bool = True
-    records_parquet: bool = False  # also write records.parquet (needs pyarrow)
+    # records.jsonl or records.parquet; "auto" picks Parquet above
+    # genderprobe.records.AUTO_PARQUET_ROWS records (see genderprobe.records).
+    records_format: str = "auto"
+    records_parquet: bool = False  # also write records.parquet beside records.jsonl
     progress: object | None = None
     # Answers older than this many seconds are asked again (model aliases move).
     cache_max_age: float | None = None
@@ -202,6 +208,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         if config.out_dir is None or not config.keep_records:
             raise UserError("Parquet records (--parquet) need --out and records (drop --no-records).")
         require_pyarrow()
+    records_format = choose_format(config.records_format, probe.expected_records())
     if config.out_dir is not None:
         _check_out_dir(Path(config.out_dir))
     if config.batch:
@@ -226,6 +233,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     judge_model = checker_model = reader_model = store = runner = judge_runner = checker_runner = None
     reader_runner = reader_judge = None
     sink: Any = None
+    records_path: Path | None = None  # set once its sink is open
     try:
         if config.score_options and not model.supports_option_scoring:
             raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
@@ -278,12 +286,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             reader_runner = runner_for(reader_model, "reader judge")
             reader_judge = ReaderJudge(reader_runner, reader_model.spec, sample=config.reader_judge_sample)
 
-        records_path = results_path = None
+        results_path = None
         if config.dry_run:
             sink = NullSink()
         elif config.out_dir is not None and config.keep_records:
-            records_path = Path(config.out_dir) / "records.jsonl"
-            sink = _output(lambda: JsonlSink(records_path), records_path)
+            schema = probe.records_schema() if records_format == "parquet" else None
+            path = Path(config.out_dir) / RECORDS_FILES[records_format]
+            sink = _output(lambda: open_sink(Path(config.out_dir), records_format, schema), path)
+            records_path = path
         elif config.keep_records:
             sink = ListSink()
         else:
@@ -307,7 +317,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         if reader_judge:
             _add_reader_judge(result, reader_judge)
     except BaseException:
-        if isinstance(sink, JsonlSink):
+        if records_path is not None:
             sink.discard()
         raise
     finally:
@@ -380,24 +390,36 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         out.records = sink.records
     if config.out_dir is not None:
         results_path = Path(config.out_dir) / "results.json"
-        if isinstance(sink, JsonlSink):
-            document["records_file"] = records_path.name if records_path else None
+        if records_path is not None:
+            document["records_file"] = records_path.name
         # Results first, records after: a failure leaves neither file half-written
         # nor records without their results.
         try:
             _output(lambda: write_json(results_path, document), results_path)
-            if isinstance(sink, JsonlSink):
+            if records_path is not None:
                 _output(sink.commit, records_path)
         except BaseException:
-            if isinstance(sink, JsonlSink):
+            if records_path is not None:
                 sink.discard()
             raise
         out.results_path, out.records_path = results_path, records_path
         if config.records_parquet and records_path is not None:
             parquet_path = records_path.with_suffix(".parquet")
-            _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
+            if parquet_path != records_path:
+                _output(lambda: jsonl_to_parquet(records_path, parquet_path), parquet_path)
             out.parquet_path = parquet_path
+        if records_path is not None:
+            _remove_stale_records(records_path, out.parquet_path)
     return out
+
+
+def _remove_stale_records(written: Path, parquet: Path | None) -> None:
+    """Remove the other kind of records file an earlier run left in the folder: it
+    belongs to results this run has just replaced, and would be read as this run's."""
+    for name in RECORDS_FILES.values():
+        other = written.parent / name
+        if other not in (written, parquet):
+            _output(functools.partial(other.unlink, missing_ok=True), other)
 
 
 def _plugin_versions(probe: Any, models: tuple[Any, ...]) -> dict[str, Any]:
@@ -419,7 +441,7 @@ def _add_reader_judge(result: ProbeResult, reader_judge: ReaderJudge) -> None:
 def _check_out_dir(out_dir: Path) -> None:
     """Create the output folder before anything is paid for, or say why it cannot be."""
     _output(lambda: out_dir.mkdir(parents=True, exist_ok=True), out_dir)
-    for name in ("results.json", "records.jsonl"):
+    for name in ("results.json", *RECORDS_FILES.values()):
         if (out_dir / name).is_dir():
             raise UserError(f"{out_dir / name} is a folder; remove it or choose another --out.")
 

@@ -40,6 +40,10 @@ Ask = Callable[[Sequence[Request]], list[Response]]
 
 
 class RecordSink(Protocol):
+    """Where a probe's records go. A sink whose ``columnar`` is true (records.parquet)
+    also takes ``write_columns(columns, rows)``, which a probe may use instead of
+    one ``write`` a record (see :meth:`Probe.records_schema`)."""
+
     def write(self, record: dict[str, Any]) -> None: ...
 
 
@@ -102,6 +106,19 @@ def response_fields(resp: Response) -> dict[str, Any]:
     if finish and finish not in _PLAIN_FINISH:
         fields["finish_reason"] = finish
     return fields
+
+
+def response_columns(responses: Sequence[Response]) -> dict[str, list[Any]]:
+    """:func:`response_fields` of many answers as columns, None where a record has no such field."""
+    return {
+        "error": [None if r.error_kind is None else f"{r.error_kind}: {r.error_message}" for r in responses],
+        "cached": [r.cached for r in responses],
+        "prompt_tokens": [r.prompt_tokens for r in responses],
+        "completion_tokens": [r.completion_tokens for r in responses],
+        "reasoning": [r.reasoning or None for r in responses],
+        "finish_reason": [None if not r.finish_reason or r.finish_reason in _PLAIN_FINISH else r.finish_reason
+                          for r in responses],
+    }
 
 
 @dataclass
@@ -283,6 +300,16 @@ class Probe(ABC):
                 )
             params = self.Params(**kwargs)
         self.params = params
+
+    def expected_records(self) -> int | None:
+        """How many records the run will write, where the probe knows: above
+        genderprobe.records.AUTO_PARQUET_ROWS they go to records.parquet by default."""
+        return None
+
+    def records_schema(self) -> Any:
+        """A pyarrow schema of every field a record may have, for a probe that writes
+        its records as columns to a columnar sink; None (write dictionaries) by default."""
+        return None
 
     def parameters(self) -> dict[str, Any]:
         """The probe's parameters as written to results."""

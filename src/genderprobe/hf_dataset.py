@@ -41,11 +41,15 @@ def export_hf_dataset(results_path: Path, records_path: Path, out: Path) -> Path
         raise UserError(f"Cannot write {out}: {exc.strerror or exc}.") from None
     try:
         (staging / "data").mkdir()
-        jsonl_to_parquet(records_path, staging / "data" / "records.parquet")
+        if records_path.suffix == ".parquet":  # written as Parquet already (--records parquet)
+            shutil.copyfile(records_path, staging / "data" / "records.parquet")
+        else:
+            jsonl_to_parquet(records_path, staging / "data" / "records.parquet")
         _metrics_parquet(doc, staging / "data" / "metrics.parquet")
         shutil.copyfile(results_path, staging / "results.json")
         licences = _copy_licences(staging / "LICENSES")
-        (staging / "README.md").write_text(dataset_card(doc, licences), encoding="utf-8")
+        has_prompt = "prompt" in _parquet_columns(staging / "data" / "records.parquet")
+        (staging / "README.md").write_text(dataset_card(doc, licences, has_prompt), encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty, checked above
         staging.rename(out)
@@ -94,7 +98,13 @@ def _copy_licences(folder: Path) -> list[str]:
     return copied
 
 
-def dataset_card(doc: dict[str, Any], licences: list[str]) -> str:
+def _parquet_columns(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return pq.read_schema(path).names
+
+
+def dataset_card(doc: dict[str, Any], licences: list[str], has_prompt: bool = True) -> str:
     """The README.md a dataset repository shows: YAML front matter, then what the run was."""
     probe, model = doc["probe"], doc["model"]
     front = [
@@ -127,8 +137,10 @@ def dataset_card(doc: dict[str, Any], licences: list[str]) -> str:
                      f"{_num(est.get('ci_high'))}] | {mark} |")
     lines += ["", "## Parameters", "", "```json", json.dumps(doc.get("parameters"), indent=2), "```", "",
               "## Files", "",
-              "- `records` (data/records.parquet): one row per attempt: the prompt, the model's raw answer, "
-              "the code it was read as, and what the answer cost.",
+              "- `records` (data/records.parquet): one row per attempt: "
+              + ("the prompt, " if has_prompt else "the scenario and names that make the prompt (rebuilt by "
+                 "`genderprobe.records.read_records(path, prompts=True)`), ")
+              + "the model's raw answer, the code it was read as, and what the answer cost.",
               "- `metrics` (data/metrics.parquet): every metric with its 95% bootstrap interval, n and mark.",
               "- `results.json`: the full results, as genderprobe wrote them.", "",
               "## Licences", "",

@@ -5,7 +5,7 @@ where a request failed), so the schema is inferred in a first pass over the
 file and the rows are written in a second, in batches: memory stays bounded
 whatever the run's size. Scalars keep their type (ints that meet floats become
 floats); lists, objects and columns mixing text with numbers are stored as
-JSON text.
+JSON text (a column of lists and objects alone says so in its field metadata).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from genderprobe.errors import UserError
 from genderprobe.results import temp_beside
 
 BATCH_ROWS = 50_000
+SCALARS = {bool, int, float, str}
+JSON_TEXT = {b"genderprobe": b"json"}  # field metadata of a column of JSON text
 
 
 def require_pyarrow() -> None:
@@ -26,7 +28,7 @@ def require_pyarrow() -> None:
     try:
         import pyarrow  # noqa: F401
     except ModuleNotFoundError:
-        raise UserError("Parquet records need pyarrow; install it with: pip install 'genderprobe[parquet]'.") from None
+        raise UserError("Parquet records need pyarrow, a dependency of genderprobe; install it with: pip install pyarrow.") from None
 
 
 def jsonl_to_parquet(jsonl: Path, parquet: Path, batch_rows: int = BATCH_ROWS) -> int:
@@ -42,7 +44,10 @@ def jsonl_to_parquet(jsonl: Path, parquet: Path, batch_rows: int = BATCH_ROWS) -
             if value is not None:
                 seen.add(type(value))
     columns = {key: _column_type(seen) for key, seen in kinds.items()}
-    schema = pa.schema([(key, arrow) for key, (arrow, _) in columns.items()])
+    # Columns of lists and objects only are JSON text marked as such, so that
+    # genderprobe.records.read_records gives back the values the JSONL held.
+    schema = pa.schema([pa.field(key, arrow, metadata=JSON_TEXT if seen and not seen & SCALARS else None)
+                        for (key, (arrow, _)), seen in zip(columns.items(), kinds.values())])
 
     fd, tmp = temp_beside(parquet)
     os.close(fd)

@@ -148,7 +148,8 @@ def test_a_template_file_ending_with_a_line_break_gives_the_default_prompts(tmp_
     assert prompts[0] == prompts[1]
 
 
-def test_a_run_killed_with_sigkill_leaves_no_temporaries_behind_the_next_run(tmp_path):
+@pytest.mark.parametrize("records", ["jsonl", "parquet"])
+def test_a_run_killed_with_sigkill_leaves_no_temporaries_behind_the_next_run(tmp_path, records):
     import os
     import signal
     import time
@@ -158,15 +159,15 @@ def test_a_run_killed_with_sigkill_leaves_no_temporaries_behind_the_next_run(tmp
     # A run big enough to be mid-way when it is killed.
     proc = subprocess.Popen(
         [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "-m", "reference:random",
-         "--sample-k", "2000000", "--quiet", "--out", str(out)],
+         "--sample-k", "2000000", "--quiet", "--out", str(out), "--records", records],
         env=env,
     )
     deadline = time.monotonic() + 60
-    while not list(out.glob(".records.jsonl.*")) and time.monotonic() < deadline:
+    while not list(out.glob(f".records.{records}.*")) and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert list(out.glob(".records.jsonl.*"))  # what a killed writer leaves
+    assert list(out.glob(f".records.{records}.*"))  # what a killed writer leaves
     result = invoke("run", "relationship-levy", "-m", "reference:random", "--sample-k", "5", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "results.json"]

@@ -32,7 +32,6 @@ from genderprobe.comparison_stats import (
     resampled_row_sums,
     unpaired_difference,
 )
-from genderprobe.errors import UserError
 from genderprobe.stats import Estimate, holm
 
 RESAMPLES = 5_000
@@ -186,15 +185,10 @@ def _item_scores(run: Run) -> dict[str, ItemScores] | str:
 
 
 def read_records(path: Path) -> list[dict[str, Any]] | None:
-    """A run's records.jsonl; None when it is not there."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise UserError(f"Cannot read the records file {path} ({exc.__class__.__name__}); "
-                        "it should be the records.jsonl written beside results.json.") from None
+    """A run's records (records.jsonl or records.parquet); None when the file is not there."""
+    from genderprobe.records import read_records as records_of
+
+    return list(records_of(path)) if path.exists() else None
 
 
 def p_text(p: float | None) -> str:
