@@ -385,6 +385,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         if opened is not None:  # what a backend had to change to be answered (a reasoning model's temperature)
             document["warnings"] += list(opened.notes)
     document["warnings"] += empty_warnings(document["run"])
+    document["warnings"] += list(result.extra.get("warnings") or [])  # the probe's own (a sample missing topics)
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records

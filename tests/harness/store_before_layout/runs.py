@@ -49,4 +49,5 @@ def replay(run: dict[str, Any], cache_dir: Path, *, answering: bool) -> dict[str
     doc = json.loads(json.dumps({k: out.document.get(k) for k in KEPT}, default=list))
     doc["run"] = {k: out.document["run"][k] for k in ("requests", "cached", "sent", "errors")}
     doc["data_versions"] = out.document["versions"]["data"]
+    doc["own_warnings"] = out.result.extra.get("warnings") or []
     return doc

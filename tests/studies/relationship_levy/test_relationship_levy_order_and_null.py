@@ -92,8 +92,10 @@ def test_spread_is_deterministic_by_seed_and_holds_the_same_items_per_block():
 
 
 def test_a_default_sample_that_misses_topics_or_sources_says_so():
-    result = run_probe("relationship-levy", "reference:random", sample_k=50).result
+    out = run_probe("relationship-levy", "reference:random", sample_k=50)
+    result = out.result
     (warning,) = result.extra["warnings"]
+    assert warning in out.document["warnings"]  # shown with the run's warnings, at the end of the run
     assert "5 of 8 topics" in warning and "Cooking, Friends, General Household" in warning
     assert "human-written" in warning and "--scenario-order spread" in warning
     assert any(warning in row for t in result.tables for row in t.rows)
