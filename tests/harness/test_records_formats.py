@@ -127,3 +127,18 @@ def test_the_records_flag_is_checked_and_offered(tmp_path):
     assert result.exit_code == 2 and "csv" in result.output
     help_text = CliRunner().invoke(main, ["run", "relationship-levy", "--help"]).output
     assert "--records" in help_text and "1,000,000" in help_text
+
+
+def test_a_columnar_sink_also_takes_records_one_by_one(tmp_path):
+    import pyarrow as pa
+
+    schema = pa.schema([("item", pa.int64()), ("answer", pa.string()), ("error", pa.string())])
+    sink = records.ParquetSink(tmp_path / "records.parquet", schema)
+    sink.write_columns({"item": [0, 1], "answer": ["(a)", "(b)"]}, 2)
+    for i in range(2, 60_003):  # past one flush of 50,000
+        sink.write({"item": i, "answer": None, "error": "timeout: no answer"} if i == 7 else {"item": i, "answer": "(a)"})
+    sink.commit()
+    rows = list(read_records(tmp_path / "records.parquet"))
+    assert sink.count == len(rows) == 60_003 and [r["item"] for r in rows] == list(range(60_003))
+    assert rows[1] == {"item": 1, "answer": "(b)"} and rows[7] == {"item": 7, "error": "timeout: no answer"}
+    assert [p.name for p in tmp_path.iterdir()] == ["records.parquet"]
