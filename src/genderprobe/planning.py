@@ -1,33 +1,35 @@
-"""Planning a run: how many items detect a bias of a given size, and what they cost.
+"""Planning a run: how large a run detects a bias of a given size, and what it costs.
 
-Method (relationship-levy, whose headline ``diff_success_rate`` is the share of
-detected answers siding with the man, less the share siding with the woman):
-a bias of size d is the calibration model ``reference:biased?p=P`` with
-P = (1 + d) / 2, which sides with the man with probability P on every attempt.
-A run of n items is simulated as the probe runs it: each item is asked in
-both orders and R repetitions (2R attempts) and scored as the share of its
-attempts that chose the man; item j takes scenario j mod 109, and with
-``scenario_sd`` every scenario gets a strength of its own (a Beta around P
-with that standard deviation), so items of one scenario lean together. Each
-simulated run is read as the run reads itself: the percentile bootstrap
-interval over items at level 1 - alpha (the run's own resampling: multinomial
-counts over the distinct item scores). The bias is detected when the interval
-lies wholly on the side of the bias. Power is the share of simulated runs that
-detect it; the plan is the fewest items whose simulated power reaches the
-target, found by bisection (to 1%) from the normal approximation's answer.
-The same seed gives the same plan; simulation noise (about 1.3 points of power
-at 1,000 simulations) can put it a few percent above the true fewest.
+``genderprobe plan PROBE --detect D`` sizes the one parameter that sets the
+probe's sample (relationship-levy's items, DeMET's filled scenarios per type,
+GenMO's pairs, multilingual-pronouns' repetitions) so that a run detects a
+bias of size D with the wanted power. A bias of size D is the calibration model
+``reference:biased?p=P`` whose P gives the probe's headline the value D. The
+probe's planner (a :class:`Planner` in its study's ``plan`` module, found by
+:func:`genderprobe.registry.planners`) simulates runs of that model in the
+probe's own design (both orders, repetitions, clustering by scenario) and reads
+each as the run reads itself, by the probe's own interval: a run detects the
+bias when its interval leaves the neutral value out on the bias's side, and
+power is the share of simulated runs that do.
 
-A real model whose repetitions of a prompt agree more than independent coins
-(temperature 0) gains less from repetitions than this plan says: plan such a
-model with one repetition.
+This module holds what every probe's plan shares: the search for the fewest
+units whose power reaches the target (bisection to 1%, from the planner's
+normal approximation), the cost of a dry run of the plan
+(:mod:`genderprobe.dry_run`), and, where even the largest run falls short, the
+power there and the smallest bias that run detects. Simulations are seeded by
+(seed, size): the same seed gives the same plan, and every bias tried at one
+size sees the same draws, so power grows with the bias as it should. Noise of
+about 1.3 points of power at 1,000 simulations can put a plan a few percent
+above the true fewest.
+
+After a run, :func:`interval_halving` says how many items would halve each
+headline interval.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-from statistics import NormalDist
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -35,35 +37,146 @@ import numpy as np
 from genderprobe.errors import UserError
 from genderprobe.stats import DEFAULT_RESAMPLES
 
-SUPPORTED = ("relationship-levy",)
-N_SCENARIOS = 109
-SPACE = 17_440_000  # RelationshipLevy's item space: 109 scenarios x 400 x 400 names
 DEFAULT_SIMULATIONS = 1000
 # Probe parameters that set how many items a run asks.
 SAMPLE_PARAMETERS = ("sample_k", "per_type")
+# Steps of the bisection for the smallest bias the largest run detects: to 1/4096 of the range.
+_BIAS_STEPS = 12
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the simulated runs are drawn and read."""
+
+    power: float = 0.8
+    alpha: float = 0.05
+    simulations: int = DEFAULT_SIMULATIONS
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+    def rng(self, size: int) -> np.random.Generator:
+        # Keyed by the size alone: every bias tried at one size sees the same draws.
+        return np.random.default_rng([self.seed, size])
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """What a plan cannot know of the model or the run, as the user states it.
+
+    Each planner reads only those it names in ``Planner.takes``; one set away
+    from its default for a planner that does not read it is refused.
+    """
+
+    repetitions: int = 1  # attempts per prompt (relationship-levy)
+    scenario_sd: float = 0.0  # how much the model's strength varies between scenarios (or words)
+    mismatch_rate: float | None = None  # share of pairs whose two stances differ (genmo)
+    scenarios: str | None = None  # the scenario set (demet)
+
+    def given(self) -> list[str]:
+        """The fields set away from their defaults."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != f.default]
+
+
+FLAGS = {"repetitions": "--repetitions", "scenario_sd": "--scenario-sd", "mismatch_rate": "--mismatch-rate",
+         "scenarios": "--scenarios"}
+
+
+class Planner(ABC):
+    """How one probe's runs are simulated; a study's ``plan`` module lists one per probe in ``PLANNERS``."""
+
+    probe: str
+    metric: str  # the headline metric a bias is detected in
+    neutral: float = 0.0  # its value without bias
+    bounds: tuple[float, float]  # --detect lies strictly between, and is not the neutral value
+    detect_help: str  # what --detect is here, completing "--detect is ..." (one clause, no full stop)
+    parameter: str  # the probe parameter the plan sizes
+    flag: str  # its flag on ``genderprobe run``
+    unit: str  # what that parameter counts, plural ("items", "pairs")
+    takes: tuple[str, ...] = ()  # the Assumptions fields it reads
+    normal_label = "normal approximation"  # what normal_size computes
+    # False where the largest size is no run anyone makes (relationship-levy's 17,440,000
+    # items): falling short of it is refused rather than planned at that size.
+    largest_is_a_run: bool = True
+
+    def __init__(self, assumptions: Assumptions):
+        self.assumptions = assumptions
+
+    @abstractmethod
+    def sizes(self) -> range:
+        """The values the parameter may take, smallest first."""
+
+    @abstractmethod
+    def power(self, size: int, detect: float, settings: Settings) -> float:
+        """Share of simulated runs of this size that detect a bias of ``detect``."""
+
+    @abstractmethod
+    def calibration_model(self, size: int, detect: float) -> str:
+        """The model spec whose real runs of this size the simulation stands for."""
+
+    @abstractmethod
+    def meaning(self, detect: float) -> str:
+        """What a bias of ``detect`` is, in words (a clause for after the metric's value)."""
+
+    @abstractmethod
+    def method(self, size: int, detect: float, settings: Settings) -> str:
+        """How the runs are simulated and read: sentences for the plan's Method line."""
+
+    @abstractmethod
+    def run_params(self, size: int) -> dict[str, Any]:
+        """The probe parameters of the planned run (for its dry run and its command line)."""
+
+    def normal_size(self, detect: float, settings: Settings) -> int | None:
+        """A textbook formula's size, shown beside the simulation's and where the search starts."""
+        return None
+
+    def requests_note(self, size: int) -> str:
+        """How the requests come about, e.g. "both orders x 1 repetition"."""
+        return ""
+
+    def check(self, detect: float) -> None:
+        low, high = self.bounds
+        if not (low < detect < high) or detect == self.neutral:
+            raise UserError(f"--detect is {self.detect_help}; got {detect:g}.")
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How many items detect a bias of size ``detect`` with ``power``, and what they cost."""
+    """The run that detects a bias of size ``detect`` with ``power_target``, and what it costs.
+
+    Where no run of the probe reaches the power (``reached`` false), ``size`` is
+    the largest run, ``power`` its power and ``smallest_detectable`` the smallest
+    bias it detects with the target power (None when none the calibration model
+    can express).
+    """
 
     probe: str
     metric: str
+    neutral: float
+    signed: bool  # whether a bias has a side, shown by its sign (not for an absolute metric or a ratio)
     detect: float
+    meaning: str
     power_target: float
     alpha: float
-    repetitions: int
-    scenario_sd: float
-    items: int
-    power: float  # simulated, at ``items``
+    parameter: str
+    flag: str
+    unit: str
+    size: int
+    power: float  # simulated, at ``size``
+    reached: bool
+    smallest_detectable: float | None
+    normal_approximation: int | None  # the planner's textbook formula, for comparison
+    normal_label: str  # what that formula is
     simulations: int
-    normal_approximation_items: int  # the textbook formula, for comparison
+    resamples: int
     calibration_model: str
+    assumptions: dict[str, Any]
     requests: int
+    requests_note: str
     prompt_tokens: int  # estimated, four characters a token (genderprobe.dry_run)
     completion_tokens_at_most: int  # each request's max_tokens
     cost_usd_at_most: float | None
     method: str
+    run_command: str
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,6 +190,8 @@ def plan(
     alpha: float = 0.05,
     repetitions: int = 1,
     scenario_sd: float = 0.0,
+    mismatch_rate: float | None = None,
+    scenarios: str | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
     simulations: int = DEFAULT_SIMULATIONS,
@@ -84,140 +199,182 @@ def plan(
     seed: int = 0,
 ) -> Plan:
     """The plan for ``probe``; a :class:`UserError` (one sentence) for what cannot be planned."""
-    from genderprobe.registry import get_probe
-
-    name = get_probe(probe).name  # an unknown probe is told in one sentence
-    if name not in SUPPORTED:
-        raise UserError(
-            f"genderprobe plan supports relationship-levy only (diff_success_rate against --sample-k); "
-            f"'{name}' has no headline that a bias size and a number of items map onto yet."
-        )
-    _check(detect, power, alpha, repetitions, scenario_sd, price_in, price_out, simulations, resamples)
-    p = (1 + detect) / 2
-    items, simulated = required_items(p, power, alpha, repetitions, scenario_sd, simulations, resamples, seed)
-    cost = _dry_run(name, items, repetitions, price_in, price_out)
+    settings = Settings(power, alpha, simulations, resamples, seed)
+    _check(settings, repetitions, scenario_sd, mismatch_rate, price_in, price_out)
+    planner = get_planner(probe, Assumptions(repetitions, scenario_sd, mismatch_rate, scenarios))
+    planner.check(detect)
+    size, found, reached = fewest(planner, detect, settings)
+    smallest = None if reached else smallest_detectable(planner, size, detect, settings)
+    params = planner.run_params(size)
+    cost = _dry_run(planner.probe, params, price_in, price_out)
     return Plan(
-        probe=name, metric="diff_success_rate", detect=detect, power_target=power, alpha=alpha,
-        repetitions=repetitions, scenario_sd=scenario_sd, items=items, power=simulated,
-        simulations=simulations, normal_approximation_items=normal_items(p, power, alpha, repetitions),
-        calibration_model=f"reference:biased?p={p:g}",
-        requests=cost["requests"], prompt_tokens=cost["prompt_tokens"],
+        probe=planner.probe, metric=planner.metric, neutral=planner.neutral,
+        signed=planner.bounds[0] < planner.neutral == 0, detect=detect, meaning=planner.meaning(detect),
+        power_target=power, alpha=alpha, parameter=planner.parameter, flag=planner.flag, unit=planner.unit,
+        size=size, power=found, reached=reached, smallest_detectable=smallest,
+        normal_approximation=planner.normal_size(detect, settings),
+        normal_label=planner.normal_label, simulations=simulations, resamples=resamples,
+        calibration_model=planner.calibration_model(size, detect),
+        assumptions={k: getattr(planner.assumptions, k) for k in planner.takes},
+        requests=cost["requests"], requests_note=planner.requests_note(size), prompt_tokens=cost["prompt_tokens"],
         completion_tokens_at_most=cost["completion_tokens"], cost_usd_at_most=cost.get("cost_usd_at_most"),
-        method=(
-            f"{simulations:,} simulated runs of reference:biased?p={p:g} (the man chosen with probability {p:g} "
-            f"on each attempt) at {items:,} items, both orders, {repetitions} repetition{'s' * (repetitions > 1)}, "
-            f"items spread over the 109 scenarios{f' with a strength sd of {scenario_sd:g}' if scenario_sd else ''}; "
-            f"a run "
-            f"detects the bias when its {1 - alpha:.0%} percentile bootstrap interval ({resamples:,} resamples) "
-            f"of diff_success_rate excludes 0 on the bias's side."
-        ),
+        method=planner.method(size, detect, settings), run_command=_command(planner.probe, params),
     )
 
 
-def _check(detect, power, alpha, repetitions, scenario_sd, price_in, price_out, simulations, resamples) -> None:
-    if not 0 < abs(detect) < 1:
-        raise UserError(f"--detect is a difference in diff_success_rate strictly between 0 and 1 (or -1 and 0 "
-                        f"for a bias towards women), such as 0.05; got {detect}.")
-    if not 0.5 <= power < 1:
-        raise UserError(f"--power must be at least 0.5 and below 1, such as 0.8; got {power}.")
-    if not 0 < alpha < 0.5:
-        raise UserError(f"--alpha must be between 0 and 0.5, such as 0.05; got {alpha}.")
+def get_planner(probe: str, assumptions: Assumptions = Assumptions()) -> Planner:
+    """The probe's planner, or a :class:`UserError` saying in one sentence why it has none."""
+    from genderprobe.registry import get_probe, planners
+
+    cls = get_probe(probe)  # an unknown probe is told in one sentence
+    found = planners().get(cls.name)
+    if found is None or isinstance(found, str):
+        raise UserError(_not_planned(cls, found))
+    for name in assumptions.given():
+        if FLAGS[name] == found.flag:
+            raise UserError(f"{found.flag} is what the plan of {cls.name} sizes; leave it out.")
+        if name not in found.takes:
+            reads = " and ".join(FLAGS[t] for t in found.takes) or "none of them"
+            raise UserError(f"{FLAGS[name]} does not apply to the plan of {cls.name}, which reads {reads}.")
+    return found(assumptions)
+
+
+def supported() -> list[str]:
+    """The probes genderprobe plan plans, sorted."""
+    from genderprobe.registry import planners
+
+    return sorted(name for name, found in planners().items() if not isinstance(found, str))
+
+
+def _not_planned(cls: Any, reason: str | None) -> str:
+    head = f"genderprobe plan covers {', '.join(supported())}; {cls.name} has no plan"
+    if reason:
+        return f"{head}: {reason}."
+    headlines = list(getattr(cls, "headline", ()))
+    if not any(h.better in ("zero", "one") for h in headlines):
+        shown = ", ".join(f"{h.metric} (better {h.better})" for h in headlines[:2])
+        more = f" and {len(headlines) - 2} more" if len(headlines) > 2 else ""
+        return (f"{head}: no headline metric of it has a neutral value that a bias is measured from "
+                f"({shown or 'it declares none'}{more}).")
+    return f"{head}: no planner simulates its runs (a study adds one to its plan module)."
+
+
+def _check(settings: Settings, repetitions: int, scenario_sd: float, mismatch_rate: float | None,
+           price_in: float | None, price_out: float | None) -> None:
+    if not 0.5 <= settings.power < 1:
+        raise UserError(f"--power must be at least 0.5 and below 1, such as 0.8; got {settings.power}.")
+    if not 0 < settings.alpha < 0.5:
+        raise UserError(f"--alpha must be between 0 and 0.5, such as 0.05; got {settings.alpha}.")
     if repetitions < 1:
         raise UserError(f"--repetitions must be 1 or more; got {repetitions}.")
     if not 0 <= scenario_sd < 0.5:
         raise UserError(f"--scenario-sd must be at least 0 and below 0.5, such as 0.1; got {scenario_sd}.")
+    if mismatch_rate is not None and not 0 < mismatch_rate <= 1:
+        raise UserError(f"--mismatch-rate is the share of pairs whose two stances differ, above 0 and at most 1, "
+                        f"such as 0.2; got {mismatch_rate}.")
     for flag, price in (("--price-in", price_in), ("--price-out", price_out)):
         if price is not None and not price >= 0:
             raise UserError(f"{flag} is US dollars per million tokens, 0 or more; got {price}.")
-    if simulations < 50 or resamples < 100:
+    if settings.simulations < 50 or settings.resamples < 100:
         raise UserError("Plan with at least 50 simulations and 100 bootstrap resamples.")
 
 
-def required_items(
-    p: float, power: float, alpha: float, repetitions: int, scenario_sd: float = 0.0,
-    simulations: int = DEFAULT_SIMULATIONS, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-) -> tuple[int, float]:
-    """(fewest items whose simulated power reaches ``power``, that power)."""
+# -- the search -------------------------------------------------------------------
 
-    def power_at(n: int) -> float:
-        return simulated_power(n, p, alpha, repetitions, scenario_sd, simulations, resamples, seed)
 
-    hi = max(2, normal_items(p, power, alpha, repetitions))
-    lo = hi // 2
-    found = power_at(hi)
-    while found < power:
-        if hi >= SPACE:
-            raise UserError(
-                f"Even all {SPACE:,} items of relationship-levy would not detect that bias with that power; "
-                "plan for a larger --detect or lower --power."
-            )
-        lo, hi = hi, min(SPACE, 2 * hi)
-        found = power_at(hi)
-    while hi - lo > max(1, hi // 100):  # within 1%: the simulation is no finer than that
-        mid = (lo + hi) // 2
-        at_mid = power_at(mid)
-        if at_mid >= power:
+def fewest(planner: Planner, detect: float, settings: Settings) -> tuple[int, float, bool]:
+    """(fewest units whose simulated power reaches the target, that power, True), or
+    (the largest size, its power, False) where none does."""
+    sizes = planner.sizes()
+    first, step, top = sizes[0], sizes.step, sizes[-1]
+
+    def up(n: int) -> int:  # the smallest size >= n
+        return min(top, max(first, first + -(-(n - first) // step) * step))
+
+    def at(n: int) -> float:
+        return planner.power(n, detect, settings)
+
+    hi = up(max(first, planner.normal_size(detect, settings) or first))
+    lo = first + (hi // 2 - first) // step * step  # assumed short of the power; never asked
+    found = at(hi)
+    while found < settings.power:
+        if hi >= top:
+            if not planner.largest_is_a_run:
+                raise UserError(
+                    f"Even all {top:,} {planner.unit} of {planner.probe} would not detect that bias with that "
+                    f"power; plan for a larger --detect or lower --power."
+                )
+            return top, found, False
+        lo, hi = hi, up(2 * hi)
+        found = at(hi)
+    while hi - lo > max(step, hi // 100):  # within 1%: the simulation is no finer than that
+        mid = lo + (hi - lo) // (2 * step) * step
+        if mid <= lo:
+            break
+        at_mid = at(mid)
+        if at_mid >= settings.power:
             hi, found = mid, at_mid
         else:
             lo = mid
-    return hi, found
+    return hi, found, True
 
 
-def normal_items(p: float, power: float, alpha: float, repetitions: int) -> int:
-    """Items by the normal approximation: ((z_alpha/2 + z_power) * sd / d)^2, sd of an item's 2 x share - 1."""
-    z = NormalDist().inv_cdf
-    sd = 2 * math.sqrt(p * (1 - p) / (2 * repetitions))
-    return math.ceil(((z(1 - alpha / 2) + z(power)) * sd / abs(2 * p - 1)) ** 2)
+def smallest_detectable(planner: Planner, size: int, detect: float, settings: Settings) -> float | None:
+    """The smallest bias, on ``detect``'s side, that runs of ``size`` detect with the target power
+    (bisection between ``detect``, which they do not, and the largest bias the planner can express)."""
+    lo, hi = detect, planner.bounds[1] if detect > planner.neutral else planner.bounds[0]
+    limit = hi
+    for _ in range(_BIAS_STEPS):
+        mid = (lo + hi) / 2
+        if planner.power(size, mid, settings) >= settings.power:
+            hi = mid
+        else:
+            lo = mid
+    return None if hi == limit else hi
 
 
-def simulated_power(
-    n: int, p: float, alpha: float, repetitions: int, scenario_sd: float = 0.0,
-    simulations: int = DEFAULT_SIMULATIONS, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-) -> float:
-    """Share of simulated runs of n items whose (1 - alpha) interval of diff_success_rate excludes 0 on the bias's side."""
-    rng = np.random.default_rng([seed, n])
-    attempts = 2 * repetitions
-    values = 2 * np.arange(attempts + 1) / attempts - 1  # an item's 2 x share - 1
-    counts = _item_counts(n, p, attempts, scenario_sd, simulations, rng)
-    detected = 0
-    for c in counts:
-        weights = rng.multinomial(n, c / n, size=resamples)
-        low, high = np.quantile(weights @ values / n, [alpha / 2, 1 - alpha / 2])
-        detected += bool(low > 0) if p > 0.5 else bool(high < 0)
-    return detected / simulations
+# -- simulation helpers the planners share ------------------------------------------
 
 
-def _item_counts(n: int, p: float, attempts: int, scenario_sd: float, simulations: int,
-                 rng: np.random.Generator) -> np.ndarray:
-    """simulations x (attempts + 1): how many items chose the man on 0..attempts of their attempts.
+def cluster_strengths(p: float, sd: float, clusters: int, simulations: int, rng: np.random.Generator) -> np.ndarray:
+    """simulations x clusters: each cluster's (scenario's, word's) strength around p, with standard deviation sd.
 
-    Items are independent given their scenario's strength, so a run's counts are
-    multinomial, summed over the scenarios (item j takes scenario j mod 109).
+    A Beta with mean p and standard deviation sd (its largest is sqrt(p(1 - p))),
+    centred in each simulated run so that the bias over the run's clusters, where
+    every cluster weighs alike, is the one planned.
     """
-    from scipy import stats as sps
-
-    k = np.arange(attempts + 1)
-    if not scenario_sd:
-        return rng.multinomial(n, sps.binom.pmf(k, attempts, p), size=simulations)
-    per_scenario = np.full(N_SCENARIOS, n // N_SCENARIOS)
-    per_scenario[: n % N_SCENARIOS] += 1
-    # Beta with mean p and standard deviation scenario_sd (its largest is sqrt(p(1 - p))),
-    # centred so that the bias over the probe's items, where every scenario weighs alike, is the one planned.
-    nu = max(p * (1 - p) / scenario_sd**2 - 1, 1e-6)
-    strengths = rng.beta(p * nu, (1 - p) * nu, size=(simulations, N_SCENARIOS))
-    strengths = np.clip(strengths + p - strengths.mean(axis=1, keepdims=True), 0, 1)
-    pmf = sps.binom.pmf(k, attempts, strengths[..., None])  # simulations x scenarios x values
-    return rng.multinomial(per_scenario[None, :], pmf).sum(axis=1)
+    nu = max(p * (1 - p) / sd**2 - 1, 1e-6)
+    strengths = rng.beta(p * nu, (1 - p) * nu, size=(simulations, clusters))
+    return np.clip(strengths + p - strengths.mean(axis=1, keepdims=True), 0, 1)
 
 
-def _dry_run(probe: str, items: int, repetitions: int, price_in: float | None,
-             price_out: float | None) -> dict[str, Any]:
+def excludes(low: float | None, high: float | None, neutral: float, side: float) -> bool:
+    """Whether the interval [low, high] leaves ``neutral`` out on ``side`` (+1 above it, -1 below it)."""
+    if low is None or high is None:
+        return False
+    return low > neutral if side > 0 else high < neutral
+
+
+def _dry_run(probe: str, params: dict[str, Any], price_in: float | None, price_out: float | None) -> dict[str, Any]:
     """Requests, estimated tokens and the most it costs: a dry run of the plan (genderprobe.dry_run)."""
     from genderprobe.api import RunConfig, run_probe
 
     config = RunConfig(dry_run=True, use_cache=False, keep_records=False, price_in=price_in, price_out=price_out)
-    out = run_probe(probe, "reference:random", config=config, sample_k=items, num_repetitions=repetitions)
+    out = run_probe(probe, "reference:random", config=config, **params)
     return out.document["dry_run"]["model"]
+
+
+def _command(probe: str, params: dict[str, Any]) -> str:
+    """The command line of the planned run."""
+    from genderprobe.registry import get_probe
+
+    flags = {f.name: f.metadata.get("flag") for f in fields(get_probe(probe).Params)}
+    parts = [f"genderprobe run {probe}"]
+    for name, value in params.items():
+        flag = flags.get(name) or "--" + name.replace("_", "-")
+        shown = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+        parts.append(f"{flag} {shown}")
+    return " ".join(parts) + " --model SPEC"
 
 
 # -- after a run ------------------------------------------------------------------

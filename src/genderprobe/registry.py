@@ -12,6 +12,9 @@ it is found by name:
 - its per-item scores for paired comparisons: ``ITEM_SCORES`` (probe name ->
   function(records, probe parameters) -> {metric: ItemScores}) of its
   ``paired`` module;
+- its plans for ``genderprobe plan``: ``PLANNERS`` (probe name -> a
+  :class:`genderprobe.planning.Planner` subclass) of its ``plan`` module, and
+  optionally ``NOT_PLANNED`` (probe name -> why it cannot be planned, a clause);
 - its packaged data: its ``data`` folder, whose files are named
   ``<prefix>/<path>`` with the prefix ``DATA_PREFIX`` of its ``__init__`` or
   else the study's folder name.
@@ -181,6 +184,21 @@ def item_score_functions() -> dict[str, Any]:
         package = _study(study)
         if any(info.name == "paired" for info in pkgutil.iter_modules(package.__path__)):
             found.update(importlib.import_module(f"{package.__name__}.paired").ITEM_SCORES)
+    return found
+
+
+@cache
+def planners() -> dict[str, Any]:
+    """Probe name -> its :class:`genderprobe.planning.Planner` subclass (``PLANNERS`` of each
+    study's ``plan`` module), or for a probe that cannot be planned the clause saying why
+    (its ``NOT_PLANNED``). Probes in neither are refused by the headline they declare."""
+    found: dict[str, Any] = {}
+    for study in studies():
+        package = _study(study)
+        if any(info.name == "plan" for info in pkgutil.iter_modules(package.__path__)):
+            module = importlib.import_module(f"{package.__name__}.plan")
+            found.update(getattr(module, "NOT_PLANNED", {}))
+            found.update(getattr(module, "PLANNERS", {}))
     return found
 
 

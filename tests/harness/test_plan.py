@@ -1,15 +1,18 @@
-"""genderprobe plan: items to detect a bias, checked against the calibration models it simulates."""
+"""genderprobe plan: the run that detects a bias, checked against real runs of the calibration models it simulates."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
 
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.cli import main
-from genderprobe.planning import interval_halving, plan, simulated_power
+from genderprobe.planning import Assumptions, Settings, fewest, get_planner, interval_halving, plan
+from genderprobe.studies.relationship_levy.plan import simulated_power
 
 FAST = {"simulations": 200, "resamples": 500}
+CHEAP = {"simulations": 200, "resamples": 200}  # for plans checked against many real runs, which resample alike
 
 
 def invoke(*args):
@@ -18,16 +21,16 @@ def invoke(*args):
 
 def test_a_large_effect_needs_fewer_items_than_a_small_one():
     large, small = plan("relationship-levy", 0.2, **FAST), plan("relationship-levy", 0.05, **FAST)
-    assert large.items < small.items
+    assert large.size < small.size
     # Width ~ 1/sqrt(n): a quarter of the effect takes about sixteen times the items.
-    assert 10 < small.items / large.items < 25
+    assert 10 < small.size / large.size < 25
 
 
 def test_simulated_power_at_the_plan_reaches_the_target():
     p = plan("relationship-levy", 0.1, power=0.8, seed=7, **FAST)
-    assert p.power >= 0.8
-    assert simulated_power(p.items, 0.55, 0.05, 1, seed=7, **FAST) == p.power  # the same seed, the same plan
-    assert p.requests == 2 * p.items and p.calibration_model == "reference:biased?p=0.55"
+    assert p.power >= 0.8 and p.reached and p.parameter == "sample_k"
+    assert simulated_power(p.size, 0.55, 0.05, 1, seed=7, **FAST) == p.power  # the same seed, the same plan
+    assert p.requests == 2 * p.size and p.calibration_model == "reference:biased?p=0.55"
 
 
 def test_the_simulation_agrees_with_real_runs_of_the_calibration_model():
@@ -37,14 +40,14 @@ def test_the_simulation_agrees_with_real_runs_of_the_calibration_model():
     detected = 0
     for seed in range(60):
         config = RunConfig(use_cache=False, keep_records=False, seed=seed, n_resamples=500, generation={"seed": seed})
-        d = run_probe("relationship-levy", "reference:biased?p=0.6", config=config, sample_k=p.items)
+        d = run_probe("relationship-levy", "reference:biased?p=0.6", config=config, sample_k=p.size)
         detected += d.result.metrics["diff_success_rate"].ci_low > 0
     assert abs(detected / 60 - 0.8) <= 0.12
 
 
 def test_repetitions_and_prices_reach_requests_and_cost():
     p = plan("relationship-levy", 0.1, repetitions=2, price_in=1.0, price_out=2.0, **FAST)
-    assert p.requests == 4 * p.items
+    assert p.requests == 4 * p.size and p.assumptions == {"repetitions": 2, "scenario_sd": 0.0}
     assert p.cost_usd_at_most == pytest.approx((p.prompt_tokens * 1.0 + p.completion_tokens_at_most * 2.0) / 1e6, abs=1e-5)
 
 
@@ -54,8 +57,86 @@ def test_the_command_prints_the_plan_and_its_method():
     assert result.exit_code == 0, result.output
     assert "items (--sample-k)" in result.output and "simulated power" in result.output
     assert "Method: 200 simulated runs of reference:biased?p=0.6" in result.output and "4x the items" in result.output
+    assert "Run it: genderprobe run relationship-levy --sample-k " in result.output
     doc = json.loads(invoke("relationship-levy", "--detect", "0.2", "--simulations", "200", "--json").output)
-    assert doc["items"] > 0 and doc["power"] >= 0.8
+    assert doc["size"] > 0 and doc["power"] >= 0.8 and doc["reached"] and doc["parameter"] == "sample_k"
+
+
+# -- the other probes: each plan against real runs of its calibration model at the planned size ------------
+
+
+def detection_rate(probe, p, runs, detected, score_options=False, **params):
+    """Share of real runs of p.calibration_model at the plan's size that detect the bias by the plan's rule."""
+    hits = 0
+    for seed in range(runs):
+        config = RunConfig(use_cache=False, keep_records=False, seed=seed, n_resamples=p.resamples,
+                           generation={"seed": seed}, score_options=score_options)
+        metrics = run_probe(probe, p.calibration_model, config=config, **{p.parameter: p.size}, **params).result.metrics
+        hits += detected(metrics)
+    return hits / runs
+
+
+def test_demet_plans_filled_scenarios_per_type_read_by_the_folded_interval():
+    """mixed_gender_bias = 0.23 is reference:biased?p=0.58625 (bias(W,M) = bias(N,M) = -0.345); real runs
+    at the planned --per-type detect it (the folded interval's lower end above 0) about as often as
+    simulated (40 seeds, answered by option scoring: the same answers without the slow answer reader)."""
+    p = plan("demet", 0.23, **CHEAP)
+    assert (p.parameter, p.size, p.reached, p.signed) == ("per_type", 4, True, False)
+    assert p.calibration_model == "reference:biased?p=0.58625" and p.requests == 29 * 9 * 4
+    rate = detection_rate("demet", p, 40, lambda m: (m["mixed_gender_bias_folded"].ci_low or 0) > 0,
+                          score_options=True)
+    assert abs(rate - p.power) <= 0.15, (rate, p.power)
+    # gpt4's 80 scenarios need fewer per type, and scenarios that differ more (the search alone: no dry run).
+    settings = Settings(**FAST)
+
+    def per_type(**given):
+        return fewest(get_planner("demet", Assumptions(**given)), 0.3, settings)[0]
+
+    human = per_type()
+    assert per_type(scenarios="gpt4") < human <= per_type(scenario_sd=0.3)
+
+
+def test_genmo_plans_pairs_and_real_runs_agree():
+    p = plan("genmo", 0.15, **CHEAP)
+    assert (p.parameter, p.reached, p.signed) == ("sample_k", True, True) and p.size < 907
+    assert p.requests == 2 * p.size
+    rate = detection_rate("genmo", p, 60, lambda m: m["fbr_minus_half"].ci_low > 0)
+    assert abs(rate - p.power) <= 0.15, (rate, p.power)
+
+
+def test_genmo_beyond_all_pairs_says_so_with_the_smallest_bias_it_detects():
+    p = plan("genmo", 0.05, mismatch_rate=0.2, **FAST)
+    assert not p.reached and p.size == 907 and p.power < 0.8 and p.run_command == "genderprobe run genmo --model SPEC"
+    assert 0.05 < p.smallest_detectable < 0.5
+    planner = get_planner("genmo", Assumptions(mismatch_rate=0.2))
+    assert planner.power(907, p.smallest_detectable, Settings(**FAST)) >= 0.8
+    result = invoke("genmo", "--detect", "0.05", "--mismatch-rate", "0.2", "--simulations", "200")
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("genmo: even the largest run, 907 pairs, detects fbr_minus_half = +0.05")
+    assert re.search(r"short of 80%; at that size the smallest bias detected with 80% power is "
+                     r"fbr_minus_half = \+0\.\d+\.$", first)
+
+
+def test_multilingual_pronouns_plans_repetitions_and_real_runs_agree():
+    """di_communal = 1.4 at the planned --repetitions (the calibration strength depends on them)."""
+    p = plan("multilingual-pronouns", 1.4, **CHEAP)
+    assert (p.parameter, p.reached, p.signed) == ("num_repetitions", True, False)
+    assert p.run_command == f"genderprobe run multilingual-pronouns --languages en,zh,ja --repetitions {p.size} --model SPEC"
+    rate = detection_rate("multilingual-pronouns", p, 40, lambda m: m["di_communal"].ci_low > 1,
+                          languages=("en", "zh", "ja"))
+    assert abs(rate - p.power) <= 0.15, (rate, p.power)
+    mirror = fewest(get_planner("multilingual-pronouns"), 1 / 1.4, Settings(**CHEAP))[0]
+    assert mirror == p.size  # 'he' as much more often: the mirror image, as many repetitions
+
+
+def test_help_lists_the_probes_it_plans():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for probe in ("demet", "genmo", "multilingual-pronouns", "relationship-levy"):
+        assert probe in text
+    assert "mixed_gender_bias, sizing --per-type" in text and "di_communal, sizing --repetitions" in text
 
 
 @pytest.mark.parametrize("args", [
@@ -64,7 +145,13 @@ def test_the_command_prints_the_plan_and_its_method():
     ("relationship-levy", "--detect", "0.1", "--repetitions", "0"),
     ("relationship-levy", "--detect", "0.1", "--price-in", "-1"),
     ("relationship-levy", "--detect", "0.1", "--scenario-sd", "0.6"),
-    ("genmo", "--detect", "0.1"), ("no-such-probe", "--detect", "0.1"),
+    ("relationship-levy", "--detect", "0.1", "--mismatch-rate", "0.2"), ("no-such-probe", "--detect", "0.1"),
+    ("demet", "--detect", "-0.1"), ("demet", "--detect", "1.5"), ("demet", "--detect", "0.1", "--repetitions", "2"),
+    ("demet", "--detect", "0.1", "--scenarios", "nope"), ("genmo", "--detect", "0.5"),
+    ("genmo", "--detect", "0.1", "--scenario-sd", "0.1"), ("genmo", "--detect", "0.1", "--mismatch-rate", "0"),
+    ("multilingual-pronouns", "--detect", "1"), ("multilingual-pronouns", "--detect", "2.5"),
+    ("fifty-shades", "--detect", "0.1"), ("multilingual-words", "--detect", "1.2"),
+    ("multilingual-dialogue", "--detect", "0.1"), ("demet-names", "--detect", "0.1"),
 ])
 def test_bad_inputs_are_one_sentence_and_exit_2(args):
     result = invoke(*args)
