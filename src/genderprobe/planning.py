@@ -403,6 +403,20 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
     for name in SAMPLE_PARAMETERS:
         if isinstance(params.get(name), int):
             out["parameter"] = {"name": name, "now": params[name], "to_halve": 4 * params[name]}
+            largest = _largest(document.get("probe"), name)
+            if largest is not None and 4 * params[name] > largest:  # GenMO's 907 pairs, DeMET's per_type
+                out["parameter"] |= {"largest": largest, "note": f"{name} goes up to {largest:,}: no run of "
+                                     f"this probe halves these intervals with more {name}"}
             break
     out["metrics"] = rows
     return out
+
+
+def _largest(probe: Any, parameter: str) -> int | None:
+    """The most ``parameter`` can be for the probe, where its planner sizes that parameter."""
+    from genderprobe.registry import planners
+
+    found = planners().get(probe) if isinstance(probe, str) else None
+    if found is None or isinstance(found, str) or found.parameter != parameter:
+        return None
+    return found(Assumptions()).sizes()[-1]

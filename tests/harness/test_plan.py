@@ -171,3 +171,12 @@ def test_four_times_the_items_about_halve_the_interval():
     assert row["n_to_halve"] == 1600
     bigger = run(1600)["metrics"]["diff_success_rate"]
     assert bigger["ci_high"] - bigger["ci_low"] == pytest.approx(row["halved_width"], rel=0.2)
+
+
+def test_halving_says_when_the_probe_cannot_ask_four_times_as_many():
+    doc = run_probe("genmo", "reference:random", config=RunConfig(use_cache=False), sample_k=300).document
+    parameter = doc["interval_halving"]["parameter"]
+    assert (parameter["to_halve"], parameter["largest"]) == (1200, 907)
+    assert "goes up to 907" in parameter["note"]
+    small = run_probe("genmo", "reference:random", config=RunConfig(use_cache=False), sample_k=200).document
+    assert "largest" not in small["interval_halving"]["parameter"]
