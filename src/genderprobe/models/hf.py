@@ -3,7 +3,8 @@
 Settings go after the path: ``hf:./ckpt?dtype=bfloat16&device=cuda:0``
 (or in ``ModelOptions.extra``): ``device`` (auto, cpu, cuda, cuda:N), ``dtype``
 (auto, float32, bfloat16, float16), ``max_batch_tokens`` (padded tokens per
-forward pass; by default sized from free GPU memory), ``max_batch_size``,
+forward pass; by default sized from free GPU memory; on a CPU 32,768, and 3,072
+for scoring, the fastest there), ``max_batch_size`` (256; 64 on a CPU),
 ``max_new_tokens`` (when the run sets no max_tokens), ``threads`` (CPU threads
 for torch; one per worker is fastest on a busy or shared machine) and
 ``trust_remote_code``.
@@ -13,7 +14,8 @@ Two modes per request:
   else sampling with a per-request seed, so an answer does not depend on which
   other prompts share its batch (or its Ray worker);
 - option scoring (``Request.score_options``): the exact log-likelihood of each
-  option's tokens after the prompt, one forward pass, no generation;
+  option's tokens after the prompt, no generation; the prompt (and the tokens
+  all options start with) is run once, each option continuing from its KV cache;
 - constrained answers (``Request.constrain``, ``--constrain-answers``): the same
   scores choose the answer, the exact counterpart of a server's choice
   constraint: greedy (temperature 0 or unset) answers with the most likely
@@ -21,8 +23,9 @@ Two modes per request:
   exp(log-likelihood / temperature), seeded per request. The text is the option.
 
 Decoding is our own short loop over the model's KV cache rather than
-``model.generate``: it is what makes sampling batch-independent, and it keeps us
-off an API that changes between transformers releases.
+``model.generate``: it is what makes sampling batch-independent, it drops each
+answer from the batch as soon as it ends, and it keeps us off an API that
+changes between transformers releases.
 """
 
 from __future__ import annotations
@@ -59,7 +62,15 @@ SETTINGS: dict[str, type] = {
 }
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_MAX_NEW_TOKENS = 128
-CPU_MAX_BATCH_TOKENS = 8192
+# On a CPU memory is seldom the limit, speed is. Measured with SmolLM2-135M on
+# two cores: generation is fastest with about 64 rows decoding together (room for
+# 64 rows of 100 prompt and 300 answer tokens), while a scoring pass over more than
+# about 3,000 tokens spills the CPU's caches and runs slower per token.
+CPU_MAX_BATCH_TOKENS = 32768
+CPU_MAX_BATCH_SIZE = 64
+CPU_SCORE_BATCH_TOKENS = 3072
+# Shorter shared beginnings are not worth a forward pass of their own.
+MIN_SHARED_PREFIX = 8
 
 
 class HFModel(SyncBatchModel):
@@ -76,12 +87,15 @@ class HFModel(SyncBatchModel):
         self.spec = f"hf:{name}"
         self.device = _device(settings.get("device", "auto"), torch)
         self.dtype_name = _dtype_name(settings.get("dtype", "auto"), self.device, torch)
-        self.max_batch_size = max(1, settings.get("max_batch_size", 256))
+        on_cpu = self.device == "cpu"
+        self.max_batch_size = max(1, settings.get("max_batch_size", CPU_MAX_BATCH_SIZE if on_cpu else 256))
         self.max_new_tokens = max(1, settings.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self.tokenizer, self.model = _load(name, self.device, self.dtype_name, settings.get("trust_remote_code", False))
         self.max_batch_tokens = settings.get("max_batch_tokens") or self._batch_tokens_budget(
             settings.get("memory_fraction", 0.8)
         )
+        # Scoring batches on a CPU stay small for speed, unless the user chose a budget.
+        self.score_batch_tokens = CPU_SCORE_BATCH_TOKENS if on_cpu and not settings.get("max_batch_tokens") else None
         self.max_positions = _max_positions(self.model.config)
         self.stop_ids = _stop_ids(self.model, self.tokenizer)
         self.pad_id = _pad_id(self.tokenizer)
@@ -89,6 +103,7 @@ class HFModel(SyncBatchModel):
         # "spec@details", as the store expects (cache clear/export --model hf:PATH).
         self._identity = f"hf:{name}@{self.dtype_name}:{self.max_new_tokens}:{fingerprint(name)}"
         self._option_cache: dict[str, list[int]] = {}
+        self._tree_cache: dict[tuple[str, ...], tuple[list[int], list[list[int]]]] = {}
 
     @property
     def identity(self) -> str:
@@ -128,25 +143,36 @@ class HFModel(SyncBatchModel):
             ids = self._option_cache[option] = option_ids(self.tokenizer, option)
         return ids
 
+    def _option_tree(self, options: Sequence[str]) -> tuple[list[int], list[list[int]]]:
+        """The tokens all ``options`` start with (their stem) and each option's own rest.
+
+        Every rest keeps at least one token, so each option's score has a term of its own.
+        """
+        key = tuple(options)
+        tree = self._tree_cache.get(key)
+        if tree is None:
+            ids = [self._options(o) for o in options]
+            n, shortest = 0, min(map(len, ids))
+            while n < shortest - 1 and all(t[n] == ids[0][n] for t in ids):
+                n += 1
+            tree = self._tree_cache[key] = (ids[0][:n], [t[n:] for t in ids])
+        return tree
+
     def _score(self, requests, encoded, idx, responses) -> None:
-        # One sequence per (request, option); batches are planned over all of them.
-        seqs, owners = [], []
+        # One row per request: the prompt and the options' stem run once, and each
+        # option's further tokens continue from that row's KV cache (see _score_batch).
+        todo = []
         for i in idx:
             if not requests[i].options:
                 responses[i] = Response.failure("bad_request", "Option scoring and constrained answers need answer options.")
-                continue
-            if self._too_long(encoded[i], max(len(self._options(o)) for o in requests[i].options), i, responses):
-                continue
-            for k, option in enumerate(requests[i].options):
-                seqs.append(encoded[i] + self._options(option))
-                owners.append((i, k, len(self._options(option))))
-        scores: list[float] = [0.0] * len(seqs)
-        for batch in self._plan([len(s) for s in seqs], extra=0):
-            self._run_or_split(batch, lambda b: self._score_batch(b, seqs, owners, scores))
-        per_request: dict[int, list[float]] = {}
-        for (i, k, _), s in zip(owners, scores):
-            per_request.setdefault(i, [0.0] * len(requests[i].options))[k] = s
-        for i, logprobs in per_request.items():
+            elif not self._too_long(encoded[i], max(len(self._options(o)) for o in requests[i].options), i, responses):
+                todo.append(i)
+        scores: dict[int, list[float]] = {}
+        widths = [len(encoded[i]) + len(self._option_tree(requests[i].options)[0]) for i in todo]
+        for batch in self._plan(widths, extra=0, budget=self.score_batch_tokens):
+            rows = [todo[b] for b in batch]
+            self._run_or_split(rows, lambda b: self._score_batch(b, requests, encoded, scores))
+        for i, logprobs in scores.items():
             r = requests[i]
             if not r.score_options:
                 option = r.options[choose_option(r, logprobs)]
@@ -159,19 +185,51 @@ class HFModel(SyncBatchModel):
                 text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(encoded[i])
             )
 
-    def _score_batch(self, batch, seqs, owners, scores) -> None:
+    def _score_batch(self, rows, requests, encoded, scores) -> None:
+        """Scores every option of each request in ``rows``.
+
+        A first pass over prompt + stem gives the stem's log-likelihood and that of
+        each option's first own token; options longer than that feed their other
+        tokens in a second pass from a copy of their row's KV cache. The prompt is
+        computed once, not once per option.
+        """
         torch = self._torch
-        rows = [seqs[j] for j in batch]
-        tails = [owners[j][2] for j in batch]
-        keep = max(tails) + 1
-        ids, mask, positions = self._left_pad(rows)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep)
+        trees = [self._option_tree(requests[i].options) for i in rows]
+        keep = max(len(stem) for stem, _ in trees) + 1
+        more = [(row, k) for row, (_, rests) in enumerate(trees) for k, rest in enumerate(rests) if len(rest) > 1]
+        out, mask, positions = self._prefill([encoded[i] + stem for i, (stem, _) in zip(rows, trees)], keep)
         logprobs = torch.log_softmax(out.logits.float(), dim=-1)
-        for row, (j, n) in enumerate(zip(batch, tails)):
-            # The option's tokens are the last n of the row; the logit before each predicts it.
-            targets = torch.tensor(seqs[j][-n:], device=logprobs.device)
-            picked = logprobs[row, keep - n - 1 : keep - 1].gather(-1, targets[:, None])
-            scores[j] = float(picked.sum())
+        for row, (i, (stem, rests)) in enumerate(zip(rows, trees)):
+            # The last len(stem) + 1 logits predict the stem's tokens and then each rest's first.
+            here = logprobs[row, keep - len(stem) - 1 :]
+            base = sum(float(here[t, tok]) for t, tok in enumerate(stem))
+            scores[i] = [base + float(here[-1, rest[0]]) for rest in rests]
+        if more:
+            self._score_rests(more, trees, rows, out.past_key_values, mask, positions, scores)
+
+    def _score_rests(self, more, trees, rows, cache, mask, positions, scores) -> None:
+        """The second pass: each (row, option) in ``more`` feeds its rest but the last
+        token after its row's cached prompt + stem, right-padded to the longest."""
+        torch = self._torch
+        rests = [trees[row][1][k] for row, k in more]
+        width = max(len(rest) for rest in rests) - 1
+        ids = torch.full((len(more), width), self.pad_id, dtype=torch.long)
+        tail_mask = torch.zeros((len(more), width), dtype=mask.dtype)
+        for n, rest in enumerate(rests):
+            ids[n, : len(rest) - 1] = torch.tensor(rest[:-1], dtype=torch.long)
+            tail_mask[n, : len(rest) - 1] = 1
+        owner = torch.tensor([row for row, _ in more], device=self.device)
+        cache.batch_select_indices(owner)
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=torch.cat([mask[owner], tail_mask.to(self.device)], dim=1),
+            position_ids=positions[owner, -1:] + 1 + torch.arange(width, device=self.device),
+            past_key_values=cache,
+        )
+        logprobs = torch.log_softmax(out.logits.float(), dim=-1)
+        for n, ((row, k), rest) in enumerate(zip(more, rests)):
+            targets = torch.tensor(rest[1:], device=logprobs.device)
+            scores[rows[row]][k] += float(logprobs[n, : len(rest) - 1].gather(-1, targets[:, None]).sum())
 
     # -- generation --------------------------------------------------------------
 
@@ -184,37 +242,40 @@ class HFModel(SyncBatchModel):
 
     def _generate_batch(self, rows, requests, encoded, limit, responses) -> None:
         torch = self._torch
-        n = len(rows)
-        ids, mask, positions = self._left_pad([encoded[i] for i in rows])
+        out, mask, positions = self._prefill([encoded[i] for i in rows], keep=1)
+        params = requests[rows[0]].params
         draws = None
         if not is_greedy(requests[rows[0]]):
             # One uniform stream per request: its tokens do not depend on its batch mates.
             draws = np.stack([np.random.default_rng(request_seed(requests[i])).random(limit) for i in rows])
         stop = torch.tensor(sorted(self.stop_ids), device=self.device, dtype=torch.long)
-        done = torch.zeros(n, dtype=torch.bool, device=self.device)
-        produced = torch.full((n, limit), -1, dtype=torch.long, device=self.device)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+        produced: list[list[int]] = [[] for _ in rows]
+        live = list(range(len(rows)))  # the rows still generating, in batch order
         for step in range(limit):
             logits = out.logits[:, -1, :].float()
-            params = requests[rows[0]].params
-            chosen = self._choose(logits, params, None if draws is None else draws[:, step])
-            chosen = torch.where(done, torch.full_like(chosen, self.pad_id), chosen)
-            produced[:, step] = torch.where(done, torch.full_like(chosen, -1), chosen)
-            done |= torch.isin(chosen, stop)
-            if bool(done.all()) or step == limit - 1:
+            chosen = self._choose(logits, params, None if draws is None else draws[live, step])
+            ended = torch.isin(chosen, stop).tolist()
+            for row, token, end in zip(live, chosen.tolist(), ended):
+                if not end:
+                    produced[row].append(token)
+            if all(ended) or step == limit - 1:
                 break
-            mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
+            if any(ended):
+                # A finished row would cost a full row per step until the longest
+                # answer ends: drop it, and its KV cache, from the batch.
+                going = torch.tensor([k for k, end in enumerate(ended) if not end], device=self.device)
+                out.past_key_values.batch_select_indices(going)
+                live = [live[k] for k in going.tolist()]
+                chosen, mask, positions = chosen[going], mask[going], positions[going]
+            mask = torch.cat([mask, torch.ones((len(live), 1), dtype=mask.dtype, device=self.device)], dim=1)
             positions = positions[:, -1:] + 1
             out = self.model(
                 input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
                 past_key_values=out.past_key_values, use_cache=True,
             )
         for row, i in enumerate(rows):
-            tokens = [t for t in produced[row].tolist() if t >= 0]
-            while tokens and tokens[-1] in self.stop_ids:
-                tokens.pop()
-            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-            responses[i] = Response(text=text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
+            text = self.tokenizer.decode(produced[row], skip_special_tokens=True)
+            responses[i] = Response(text=text, prompt_tokens=len(encoded[i]), completion_tokens=len(produced[row]))
 
     def _choose(self, logits, params, uniforms):
         torch = self._torch
@@ -232,6 +293,31 @@ class HFModel(SyncBatchModel):
 
     # -- batching ----------------------------------------------------------------
 
+    def _prefill(self, rows: list[list[int]], keep: int):
+        """The forward pass over ``rows``, with its KV cache and the logits of each row's last ``keep`` tokens;
+        returns (output, attention mask, position ids) for the passes that continue from it.
+
+        The tokens every row starts with (a chat template's system turn: a quarter
+        of a RelationshipLevy prompt) are run once and their KV cache copied to
+        every row; the rows' own tokens follow, left-padded after it.
+        """
+        torch = self._torch
+        shared = _common_prefix(rows, most=min(map(len, rows)) - keep)
+        if len(rows) < 2 or shared < MIN_SHARED_PREFIX:
+            ids, mask, positions = self._left_pad(rows)
+            out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                             logits_to_keep=keep)
+            return out, mask, positions
+        head = torch.tensor([rows[0][:shared]], dtype=torch.long, device=self.device)
+        cache = self.model(input_ids=head, use_cache=True, logits_to_keep=1).past_key_values
+        cache.batch_repeat_interleave(len(rows))
+        ids, own_mask, own_positions = self._left_pad([r[shared:] for r in rows])
+        mask = torch.cat([torch.ones((len(rows), shared), dtype=own_mask.dtype, device=self.device), own_mask], dim=1)
+        positions = own_positions + shared
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                         use_cache=True, logits_to_keep=keep)
+        return out, mask, positions
+
     def _left_pad(self, rows: list[list[int]]):
         """Left padding keeps every row's last token in the last column (for
         ``logits_to_keep`` and for appending generated tokens)."""
@@ -245,14 +331,16 @@ class HFModel(SyncBatchModel):
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device)
 
-    def _plan(self, lengths: list[int], extra: int) -> list[list[int]]:
-        """Batches of indices, longest first, each under the padded-token budget."""
+    def _plan(self, lengths: list[int], extra: int, budget: int | None = None) -> list[list[int]]:
+        """Batches of indices, longest first, each under the padded-token budget
+        (and under ``budget``, when given)."""
+        limit = min(self.max_batch_tokens, budget or self.max_batch_tokens)
         order = sorted(range(len(lengths)), key=lambda j: -lengths[j])
         batches: list[list[int]] = []
         current: list[int] = []
         for j in order:
             width = lengths[current[0]] + extra if current else lengths[j] + extra
-            if current and ((len(current) + 1) * width > self.max_batch_tokens or len(current) >= self.max_batch_size):
+            if current and ((len(current) + 1) * width > limit or len(current) >= self.max_batch_size):
                 batches.append(current)
                 current = []
             current.append(j)
@@ -300,6 +388,14 @@ class HFModel(SyncBatchModel):
 
 
 # -- loading ----------------------------------------------------------------------
+
+
+def _common_prefix(rows: list[list[int]], most: int) -> int:
+    """How many first tokens all ``rows`` share, at most ``most``."""
+    n, first = 0, rows[0]
+    while n < most and all(r[n] == first[n] for r in rows):
+        n += 1
+    return n
 
 
 def choose_option(request: Request, logprobs: Sequence[float]) -> int:
@@ -356,7 +452,55 @@ def _load(name: str, device: str, dtype: str, trust_remote_code: bool):
         raise UserError(f"Cannot load the hf model '{name}': {first}.") from None
     model.to(device)
     model.eval()
+    if device == "cpu":
+        _attend_grouped_heads_whole(model, torch)
     return tokenizer, model
+
+
+GROUPED_SDPA = "genderprobe_grouped_sdpa"
+
+
+def _attend_grouped_heads_whole(model: Any, torch: Any) -> None:
+    """On a CPU, give torch's attention the grouped key/value heads as they are.
+
+    transformers' sdpa attention copies each key/value head once per query head
+    whenever a padding mask is given (every batch of ours): with SmolLM2's 9
+    query heads on 3 key/value heads that copy of the whole KV cache was a third
+    of each decoding step. torch 2.5+ takes the groups itself (``enable_gqa``), on
+    a CPU with a mask as well; the arithmetic and the answers are the same.
+    """
+    config = model.config
+    heads = getattr(config, "num_attention_heads", None)
+    groups = heads // (getattr(config, "num_key_value_heads", None) or heads) if heads else 1
+    version = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    if groups <= 1 or version < (2, 5) or getattr(config, "_attn_implementation", None) != "sdpa":
+        return
+    try:
+        from transformers import AttentionInterface, AttentionMaskInterface
+        from transformers.masking_utils import sdpa_mask
+    except ImportError:
+        return
+    AttentionInterface.register(GROUPED_SDPA, _grouped_sdpa)
+    AttentionMaskInterface.register(GROUPED_SDPA, sdpa_mask)  # the masks sdpa gets
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation(GROUPED_SDPA)
+
+
+def _grouped_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
+    """transformers' sdpa attention, with grouped key/value heads passed whole."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    causal = getattr(module, "is_causal", True) if is_causal is None else is_causal
+    causal = bool(causal) and attention_mask is None and query.shape[2] > 1
+    unusual = dropout or kwargs.get("position_bias") is not None or kwargs.get("cache") is not None
+    if unusual or (causal and key.shape[2] != query.shape[2]):  # what only transformers' own handles
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      is_causal=is_causal, **kwargs)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, scale=scaling, is_causal=causal, enable_gqa=True
+    )
+    return out.transpose(1, 2).contiguous(), None
 
 
 def _max_positions(config: Any) -> int | None:
