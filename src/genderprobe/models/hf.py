@@ -387,15 +387,15 @@ class HFModel(SyncBatchModel):
         return False
 
 
-# -- loading ----------------------------------------------------------------------
-
-
 def _common_prefix(rows: list[list[int]], most: int) -> int:
     """How many first tokens all ``rows`` share, at most ``most``."""
     n, first = 0, rows[0]
     while n < most and all(r[n] == first[n] for r in rows):
         n += 1
     return n
+
+
+# -- loading ----------------------------------------------------------------------
 
 
 def choose_option(request: Request, logprobs: Sequence[float]) -> int:
