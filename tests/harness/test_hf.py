@@ -47,14 +47,16 @@ def gpt2_plain_dir(tmp_path_factory):
     return build_tiny_model(tmp_path_factory.mktemp("gpt2"), architecture="gpt2", chat_template=False, seed=1)
 
 
+# float32 throughout: these tests compare batched with one-by-one answers to 1e-4,
+# which bfloat16 (the default on a GPU) rounds differently for each batch shape.
 @pytest.fixture(scope="module")
 def llama(llama_dir):
-    return get_model(f"hf:{llama_dir}?max_batch_tokens=600&threads=1")
+    return get_model(f"hf:{llama_dir}?max_batch_tokens=600&threads=1&dtype=float32")
 
 
 @pytest.fixture(scope="module")
 def gpt2(gpt2_plain_dir):
-    return get_model(f"hf:{gpt2_plain_dir}?max_batch_tokens=600&threads=1")
+    return get_model(f"hf:{gpt2_plain_dir}?max_batch_tokens=600&threads=1&dtype=float32")
 
 
 def scoring(texts, options=("(a)", "(b)")):
@@ -87,7 +89,7 @@ def test_option_scores_are_exact_log_likelihoods(llama):
         for k, option in enumerate(r.options):
             p, o = prompt_ids(llama.tokenizer, r), option_ids(llama.tokenizer, option)
             with torch.no_grad():
-                logits = llama.model(input_ids=torch.tensor([p + o])).logits[0].float()
+                logits = llama.model(input_ids=torch.tensor([p + o], device=llama.device)).logits[0].float()
             lp = torch.log_softmax(logits, -1)
             expected = sum(float(lp[len(p) - 1 + t, tok]) for t, tok in enumerate(o))
             assert resp.option_logprobs[k] == pytest.approx(expected, abs=1e-4)
@@ -111,7 +113,7 @@ def test_probabilities_over_every_next_token_sum_to_one(llama):
     req = scoring(prompts(1), options=tuple(options))[0]
     mass = sum(math.exp(lp) for lp in llama.generate_batch([req])[0].option_logprobs)
     with torch.no_grad():
-        logits = llama.model(input_ids=torch.tensor([prompt_ids(tok, req)])).logits[0, -1].float()
+        logits = llama.model(input_ids=torch.tensor([prompt_ids(tok, req)], device=llama.device)).logits[0, -1].float()
     probs = torch.softmax(logits, -1)
     rest = float(probs.sum() - probs[ids].sum())
     assert mass + rest == pytest.approx(1.0, abs=1e-4)
@@ -180,7 +182,7 @@ def test_prompt_longer_than_the_context_is_an_error_response_not_a_crash(llama):
 def test_identity_changes_with_weights_and_dtype(tmp_path, llama_dir, llama):
     other = build_tiny_model(tmp_path / "m", seed=5)
     assert get_model(f"hf:{other}").identity != llama.identity
-    assert get_model(f"hf:{llama_dir}?dtype=bfloat16").identity != get_model(f"hf:{llama_dir}").identity
+    assert get_model(f"hf:{llama_dir}?dtype=bfloat16").identity != get_model(f"hf:{llama_dir}?dtype=float32").identity
 
 
 def test_identity_sees_every_byte_of_the_weights_and_ignores_settings_that_do_not_change_answers(tmp_path):
@@ -190,13 +192,14 @@ def test_identity_sees_every_byte_of_the_weights_and_ignores_settings_that_do_no
     from genderprobe.testing.tiny_models import build_tiny_model as build
 
     path = build(tmp_path / "m", seed=2)
-    before = get_model(f"hf:{path}").identity
+    # dtype pinned: its default follows the device (bfloat16 on a GPU).
+    before = get_model(f"hf:{path}?dtype=float32").identity
     for irrelevant in ("threads=1", "max_batch_tokens=64", "max_batch_size=3", "device=cpu", "memory_fraction=0.5"):
-        assert get_model(f"hf:{path}?{irrelevant}").identity == before, irrelevant
+        assert get_model(f"hf:{path}?dtype=float32&{irrelevant}").identity == before, irrelevant
     shutil.copytree(path, tmp_path / "copy")
     shutil.move(tmp_path / "copy", path / "original")  # a subfolder from_pretrained never reads
     (path / "optimizer.pt").write_bytes(b"trainer state")
-    assert get_model(f"hf:{path}").identity == before
+    assert get_model(f"hf:{path}?dtype=float32").identity == before
     # A fine-tune that changes one weight deep inside the file, same size.
     weights = path / "model.safetensors"
     data = bytearray(weights.read_bytes())
@@ -204,12 +207,12 @@ def test_identity_sees_every_byte_of_the_weights_and_ignores_settings_that_do_no
     data[middle] ^= 0x01
     stat = weights.stat()
     weights.write_bytes(bytes(data))
-    assert get_model(f"hf:{path}").identity != before
+    assert get_model(f"hf:{path}?dtype=float32").identity != before
     # Same content again, even with a new modification time: the same model.
     data[middle] ^= 0x01
     weights.write_bytes(bytes(data))
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    assert get_model(f"hf:{path}").identity == before
+    assert get_model(f"hf:{path}?dtype=float32").identity == before
 
 
 def test_cache_clear_by_model_spec_finds_hf_answers(llama_dir, tmp_path):
@@ -310,7 +313,7 @@ class OutOfMemoryAbove:
 
 @pytest.mark.parametrize("score", [True, False])
 def test_out_of_memory_halves_the_batch_after_freeing_the_failed_attempt(llama_dir, score):
-    model = get_model(f"hf:{llama_dir}?threads=1")
+    model = get_model(f"hf:{llama_dir}?threads=1&dtype=float32")
     if score:
         reqs = scoring(prompts(6))
     else:
@@ -331,5 +334,5 @@ def test_out_of_memory_halves_the_batch_after_freeing_the_failed_attempt(llama_d
 def test_out_of_memory_on_a_single_prompt_is_one_sentence(llama_dir):
     model = get_model(f"hf:{llama_dir}?threads=1")
     model.model = OutOfMemoryAbove(model.model, rows=0)
-    with pytest.raises(UserError, match="ran out of memory on cpu with a single prompt"):
+    with pytest.raises(UserError, match=f"ran out of memory on {model.device} with a single prompt"):
         model.generate_batch(scoring(prompts(2)))
