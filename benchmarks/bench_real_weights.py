@@ -38,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from genderprobe.models import ModelOptions, get_model
+from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.studies.relationship_levy.probe import MAX_TOKENS, OPTIONS, RelationshipLevy
 from genderprobe.testing import smollm2
@@ -281,8 +281,8 @@ def part_vllm(args, folder: Path, plain: PlainLoop) -> None:
         return
     for kind in ("scoring", "generation"):
         began = time.perf_counter()
-        # As the command line starts it (prefix caching off for scoring), with --vllm-settings.
-        model = get_model(f"vllm:{folder}?{args.vllm_settings}", ModelOptions(scoring_run=kind == "scoring"))
+        # As the command line starts it, with --vllm-settings.
+        model = get_model(f"vllm:{folder}?{args.vllm_settings}")
         started = time.perf_counter() - began
         if kind == "scoring":
             texts = levy_prompts(args.items)

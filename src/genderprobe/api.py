@@ -215,7 +215,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         from genderprobe.batch import refuse_batch_early
 
         refuse_batch_early(config.model, config.executor)
-    options = dataclasses.replace(config.model_options, scoring_run=config.score_options)
+    options = config.model_options
     if config.model_object is not None:
         if config.executor != "local":
             raise UserError(f"The model {config.model_object.spec} is an object in this process; "

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from genderprobe.cli import main
 from genderprobe.errors import UserError
-from genderprobe.models import ModelOptions, get_model
+from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.models.vllm_engine import refusal
 
@@ -64,10 +64,12 @@ def test_engine_memory_defaults_suit_the_device(monkeypatch):
     # vLLM on a CPU would reserve a share of the machine's RAM: a fixed KV cache instead,
     # unless the user chose one (a setting or vLLM's own variable).
     # Prompts are prefilled whole on a CPU: a chunked prefill of a seeded sample kills the engine.
-    whole = {"enable_chunked_prefill": False}
+    # Blocks of 32 tokens, not 128: a RelationshipLevy prompt fills whole blocks the cache can reuse.
+    whole = {"enable_chunked_prefill": False, "block_size": 32}
     assert engine_defaults(True, {}) == {"kv_cache_memory_bytes": DEFAULT_CPU_KV_CACHE_BYTES, **whole}
     assert engine_defaults(True, {"kv_cache_memory_bytes": 2**30}) == whole
-    assert engine_defaults(True, {"enable_chunked_prefill": True, "kv_cache_memory_bytes": 2**30}) == {}
+    chosen = {"enable_chunked_prefill": True, "kv_cache_memory_bytes": 2**30, "block_size": 64}
+    assert engine_defaults(True, chosen) == {}
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "8")
     assert engine_defaults(True, {}) == whole
 
@@ -107,8 +109,8 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary? Answer with (a) or (b)." for i in range(16)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     hf = get_model(f"hf:{path}?dtype=float32&device={device}")
-    # A scoring run turns prefix caching off by itself (it corrupts prompt log-probabilities).
-    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}", ModelOptions(scoring_run=True))
+    # Prefix caching on, as by default: scoring reads no prompt log-probabilities.
+    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}")
     try:
         assert vllm.identity.startswith(f"vllm:{path}@float32:")
         for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
@@ -129,8 +131,8 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
 @pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
 def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
     """The whole path as a user runs it: the command line, the runner and the store, option
-    scoring without asking for prefix caching off (vLLM starts worker processes, which must
-    find the entry point guarded). Generation with the cache on runs in test_ray.py."""
+    scoring with the engine's defaults, prefix caching on (vLLM starts worker processes,
+    which must find the entry point guarded). Generation through Ray runs in test_ray.py."""
     import json
     import subprocess
     import sys
@@ -152,8 +154,9 @@ def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
 
 def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatch):
     """vLLM cannot run here, so a stand-in engine answers as vLLM's documented API does
-    (TokensPrompt in, RequestOutput with prompt_logprobs out), computed with the hf
-    model: the vllm backend must read from it exactly the option scores hf gives, and
+    (TokensPrompt in, RequestOutput with the log-probabilities of the
+    logprob_token_ids out), computed with the hf model: the vllm backend must read
+    from it exactly the option scores hf gives, chunk by the KV cache's size, and
     refuse a prompt that does not fit as one request's error, not the whole batch's."""
     import sys
     from types import SimpleNamespace
@@ -165,24 +168,32 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
     from genderprobe.testing.tiny_models import build_tiny_model
 
     hf = get_model(f"hf:{build_tiny_model(tmp_path / 'm')}?threads=1")
+    calls = []
 
     class FakeLLM:
-        llm_engine = SimpleNamespace(model_config=SimpleNamespace(max_model_len=1024, dtype=torch.float32))
+        # A KV cache of 64 tokens: each scoring chunk holds one prompt.
+        cache_config = SimpleNamespace(num_gpu_blocks=4, block_size=16)
+        llm_engine = SimpleNamespace(model_config=SimpleNamespace(max_model_len=1024, dtype=torch.float32),
+                                     vllm_config=SimpleNamespace(cache_config=cache_config))
 
         def get_tokenizer(self):
             return hf.tokenizer
 
         def generate(self, prompts, params, use_tqdm=True):
             assert len(prompts) == len(params) and all(len(p["prompt_token_ids"]) <= 1024 for p in prompts)
+            calls.append(len(prompts))
             outputs = []
-            for prompt in prompts:
+            for prompt, param in zip(prompts, params):
                 ids = prompt["prompt_token_ids"]
-                with torch.no_grad():
-                    lp = torch.log_softmax(hf.model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
-                logprobs = [None] + [{t: SimpleNamespace(logprob=float(lp[p - 1, t]))} for p, t in enumerate(ids) if p]
                 eos = hf.tokenizer.eos_token_id
-                gen = SimpleNamespace(text="yes", token_ids=[5, eos], finish_reason="stop", stop_reason=None)
-                outputs.append(SimpleNamespace(prompt_token_ids=ids, prompt_logprobs=logprobs, outputs=[gen]))
+                gen = SimpleNamespace(text="yes", token_ids=[5, eos], finish_reason="stop", stop_reason=None, logprobs=None)
+                if param.get("logprob_token_ids"):
+                    assert param["max_tokens"] == 1 and "prompt_logprobs" not in param
+                    with torch.no_grad():
+                        lp = torch.log_softmax(hf.model(input_ids=torch.tensor([ids])).logits[0, -1].float(), -1)
+                    chosen = [int(lp.argmax()), *param["logprob_token_ids"]]
+                    gen.logprobs = [{t: SimpleNamespace(logprob=float(lp[t])) for t in chosen}]
+                outputs.append(SimpleNamespace(prompt_token_ids=ids, outputs=[gen]))
             return outputs
 
     engine_args = []
@@ -195,23 +206,15 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=make_llm, SamplingParams=dict))
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary?" for i in range(4)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
-    # Prefix caching is on by default, and prompt log-probabilities are not
-    # trustworthy with it (upstream bugs): scoring is refused, not miscomputed.
-    cached = VLLMModel(str(tmp_path / "m"), {})
-    assert engine_args[-1]["enable_prefix_caching"] is True
-    with pytest.raises(UserError, match="prefix_caching=false"):
-        cached.generate_batch(scoring[:1])
-    vllm = VLLMModel(str(tmp_path / "m"), {"prefix_caching": False})
-    assert engine_args[-1]["enable_prefix_caching"] is False
-    # A scoring run turns the cache off unless the user asked for it by name.
-    get_model(f"vllm:{tmp_path / 'm'}", ModelOptions(scoring_run=True))
-    assert engine_args[-1]["enable_prefix_caching"] is False
-    get_model(f"vllm:{tmp_path / 'm'}?prefix_caching=true", ModelOptions(scoring_run=True))
+    # Scoring reads no prompt log-probabilities, so prefix caching stays on for it.
+    vllm = VLLMModel(str(tmp_path / "m"), {})
     assert engine_args[-1]["enable_prefix_caching"] is True
     too_long = Request.user("word " * 3000, options=("(a)", "(b)"), score_options=True)
     got = vllm.generate_batch([*scoring[:2], too_long, *scoring[2:]])
     assert got[2].error_kind == "context_length"
     for v, h in zip(got[:2] + got[3:], hf.generate_batch(scoring)):
         assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=1e-4) and v.text == h.text
+    # Four prompts, one a chunk: the prompt alone, then its paths into the options.
+    assert len(calls) == 8 and calls[::2] == [1] * 4
     answer = vllm.generate_batch([Request.user(prompts[0], params=GenerationParams(max_tokens=4))])[0]
     assert answer.text == "yes" and answer.completion_tokens == 1  # the end-of-text token is not counted, as in hf

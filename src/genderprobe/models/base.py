@@ -200,6 +200,3 @@ class ModelOptions:
     api_key_env: str | None = None
     timeout: float = 60.0
     extra: dict[str, Any] = field(default_factory=dict)
-    # The run scores answer options: a backend may set itself up for that (vLLM
-    # turns prefix caching off, which corrupts prompt log-probabilities).
-    scoring_run: bool = False

