@@ -89,11 +89,11 @@ class PlainLoop:
         torch = self.torch
         options = [self.tokenizer(o, add_special_tokens=False)["input_ids"] for o in OPTIONS]
         rows = [p + o for p in prompts for o in options]
+        width = max(map(len, options))
         with torch.inference_mode():
             for batch in self.batches(rows):
                 # Left padding ends every row together; each option is its row's last tokens.
                 ids, mask = self.left_pad(batch)
-                width = max(map(len, options))
                 logits = self.model(input_ids=ids, attention_mask=mask, logits_to_keep=width + 1).logits
                 logprobs = torch.log_softmax(logits[:, :-1].float(), -1)
                 picked = logprobs.gather(-1, ids[:, -width:, None])[..., 0]

@@ -184,9 +184,9 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
     """vLLM cannot run here, so a stand-in engine answers as vLLM's documented API does
     (TokensPrompt in, RequestOutput with the log-probabilities of the
     logprob_token_ids at each step out, forced tokens generated), computed with the
-    hf model: the vllm backend must read
-    from it exactly the option scores hf gives, chunk by the KV cache's size, and
-    refuse a prompt that does not fit as one request's error, not the whole batch's."""
+    hf model: the vllm backend must read from it exactly the option scores hf gives,
+    chunk by the KV cache's size, and refuse a prompt that does not fit as one
+    request's error, not the whole batch's."""
     import sys
     from types import SimpleNamespace
 

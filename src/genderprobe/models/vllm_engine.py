@@ -37,7 +37,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +77,12 @@ CPU_BLOCK_SIZE = 32
 
 @dataclass
 class _Scoring:
-    """A request whose options are scored: its index, prompt tokens and option tokens."""
+    """A request whose options are scored: its index, prompt tokens, option tokens and their tree."""
 
     index: int
     ids: list[int]
     tails: list[list[int]]
-    tree: dict[tuple[int, ...], list[int]] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.tree = option_tree(self.tails)
+    tree: dict[tuple[int, ...], list[int]]
 
 
 def option_tree(tails: Sequence[Sequence[int]]) -> dict[tuple[int, ...], list[int]]:
@@ -172,10 +169,10 @@ class VLLMModel(SyncBatchModel):
 
         self.spec = f"vllm:{name}"
         self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
-        self.prefix_caching = settings.pop("prefix_caching", True)
+        prefix_caching = settings.pop("prefix_caching", True)
         engine_args = {**engine_defaults(current_platform.is_cpu(), settings), **settings}
         try:
-            self.llm = LLM(model=name, enable_prefix_caching=self.prefix_caching,
+            self.llm = LLM(model=name, enable_prefix_caching=prefix_caching,
                            logits_processors=[ForcedTokens], **engine_args)
         except (OSError, ValueError, RuntimeError) as exc:
             first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
@@ -211,7 +208,7 @@ class VLLMModel(SyncBatchModel):
                     "context_length", f"The prompt has {len(encoded[i])} tokens and the model takes {self.max_len}."
                 )
             elif r.score_options:
-                scoring.append(_Scoring(i, encoded[i], tails))
+                scoring.append(_Scoring(i, encoded[i], tails, option_tree(tails)))
             else:
                 params.append(sampling_params(r, self.max_new_tokens))
                 prompts.append({"prompt_token_ids": encoded[i]})
