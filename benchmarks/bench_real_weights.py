@@ -416,12 +416,10 @@ def main() -> None:
     if reason and not smollm2.default_dir().is_dir():
         raise SystemExit(reason)
     folder = smollm2.materialise()
-    # vLLM's CPU build keeps a core for its scheduler unless told otherwise: on two
-    # cores that halves its compute (set the variable to keep vLLM's own choice).
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+    # vLLM runs with the backend's defaults, as the command line starts it (on two
+    # cores it keeps none back for its scheduler; see vllm_engine.cpu_cores_for_model).
     print(f"SmolLM2-135M-Instruct ({folder}), torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
-          f"VLLM_CPU_NUM_OF_RESERVED_CPU={os.environ['VLLM_CPU_NUM_OF_RESERVED_CPU']}", flush=True)
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
     plain = PlainLoop(folder, args.score_rows, args.generate_rows)
     for part in parts:
         if part in ("scoring", "generation"):

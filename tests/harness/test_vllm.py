@@ -74,6 +74,33 @@ def test_engine_memory_defaults_suit_the_device(monkeypatch):
     assert engine_defaults(True, {}) == whole
 
 
+@pytest.mark.parametrize(("on_cpu", "cores", "users", "engine_sees"), [
+    (True, 2, None, "0"),  # two cores: vLLM would leave the model one of them
+    (True, 1, None, "0"),
+    (True, 8, None, None),  # vLLM's own choice: one core of eight for its scheduler
+    (True, 2, "1", "1"),  # the user's value stands
+    (False, 2, None, None),  # a GPU: nothing to keep
+])
+def test_small_cpus_keep_no_core_back_while_the_engine_starts(monkeypatch, on_cpu, cores, users, engine_sees):
+    import os
+    import subprocess
+    import sys
+
+    from genderprobe.models.vllm_engine import RESERVED_CPU_ENV, cpu_cores_for_model
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    if users is None:
+        monkeypatch.delenv(RESERVED_CPU_ENV, raising=False)
+    else:
+        monkeypatch.setenv(RESERVED_CPU_ENV, users)
+    with cpu_cores_for_model(on_cpu):
+        # What a process started now (as vLLM starts its engine) finds.
+        seen = subprocess.run([sys.executable, "-c", f"import os; print(os.environ.get({RESERVED_CPU_ENV!r}))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    assert seen == str(engine_sees)
+    assert os.environ.get(RESERVED_CPU_ENV) == users  # this process's environment as it was
+
+
 def test_cli_refusal_is_one_line_and_exit_2(tmp_path, monkeypatch):
     pretend(monkeypatch, installed=True, platform="cuda", gpu=False)
     result = CliRunner().invoke(main, ["run", "relationship-levy", "-m", f"vllm:{tmp_path}", "--sample-k", "2"])

@@ -30,13 +30,17 @@ Settings after the path, as for hf: ``dtype``, ``gpu_memory_utilization``,
 ``kv_cache_memory_bytes``, ``max_model_len``, ``max_new_tokens``,
 ``tensor_parallel_size``, ``trust_remote_code``, ``enforce_eager``,
 ``prefix_caching`` (default true), ``block_size`` (vLLM's, but 32 on a CPU).
+On a CPU of two cores or fewer vLLM keeps none for its scheduler
+(``VLLM_CPU_NUM_OF_RESERVED_CPU=0`` unless the user set it; see
+:func:`cpu_cores_for_model`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,6 +139,31 @@ def engine_defaults(on_cpu: bool, settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# The cores vLLM's CPU build keeps from the model for its scheduler (one by default).
+RESERVED_CPU_ENV = "VLLM_CPU_NUM_OF_RESERVED_CPU"
+SMALL_CPU_CORES = 2  # up to this many, it keeps none (cpu_cores_for_model)
+
+
+@contextmanager
+def cpu_cores_for_model(on_cpu: bool) -> Iterator[None]:
+    """While vLLM starts its engine: on a machine of two cores or fewer, no core
+    kept back for the scheduler, unless the user set the variable. vLLM keeps one
+    by default, which on two cores leaves the model one: option scoring with
+    SmolLM2-135M took about twice as long (docs/local-and-scale-out.md). The
+    engine's processes inherit the variable as they start; this process's
+    environment is left as it was."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+    if not on_cpu or RESERVED_CPU_ENV in os.environ or cores > SMALL_CPU_CORES:
+        yield
+        return
+    os.environ[RESERVED_CPU_ENV] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(RESERVED_CPU_ENV, None)
+
+
 def sampling_params(r: Request, max_new_tokens: int) -> Any:
     """The SamplingParams that generate an answer to ``r`` with the run's parameters.
 
@@ -170,10 +199,12 @@ class VLLMModel(SyncBatchModel):
         self.spec = f"vllm:{name}"
         self.max_new_tokens = max(1, settings.pop("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         prefix_caching = settings.pop("prefix_caching", True)
-        engine_args = {**engine_defaults(current_platform.is_cpu(), settings), **settings}
+        on_cpu = current_platform.is_cpu()
+        engine_args = {**engine_defaults(on_cpu, settings), **settings}
         try:
-            self.llm = LLM(model=name, enable_prefix_caching=prefix_caching,
-                           logits_processors=[ForcedTokens], **engine_args)
+            with cpu_cores_for_model(on_cpu):
+                self.llm = LLM(model=name, enable_prefix_caching=prefix_caching,
+                               logits_processors=[ForcedTokens], **engine_args)
         except (OSError, ValueError, RuntimeError) as exc:
             first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
             raise UserError(f"Cannot load the vllm model '{name}': {first}.") from None
