@@ -184,5 +184,6 @@ def main() -> None:
         if model is not None:
             model.close()
 
+
 if __name__ == "__main__":
     main()

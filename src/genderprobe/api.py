@@ -215,7 +215,6 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         from genderprobe.batch import refuse_batch_early
 
         refuse_batch_early(config.model, config.executor)
-    options = config.model_options
     if config.model_object is not None:
         if config.executor != "local":
             raise UserError(f"The model {config.model_object.spec} is an object in this process; "
@@ -223,7 +222,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         model, concurrency = config.model_object, config.concurrency
     else:
         model, concurrency = open_model(
-            config.model, options, executor=config.executor, concurrency=config.concurrency,
+            config.model, config.model_options, executor=config.executor, concurrency=config.concurrency,
             ray_address=config.ray_address, ray_workers=config.ray_workers,
         )
     # A generate= function gets lists of its own batch size, each stored before the next is asked.

@@ -268,8 +268,6 @@ class VLLMModel(SyncBatchModel):
         (for (a) and (b): the ")" after "(b")."""
         from vllm import SamplingParams
 
-        from genderprobe.models.vllm_forcing import FORCED
-
         budget = self._kv_cache_tokens() // 2
         while jobs:
             size, used = 0, 0
@@ -279,7 +277,7 @@ class VLLMModel(SyncBatchModel):
             part, jobs = jobs[:size], jobs[size:]
             found: dict[tuple[int, tuple[int, ...]], dict[int, float]] = {}
             first = [(n, ()) for n in range(len(part))]
-            self._read(part, found, first, [self._forced_params(job, SamplingParams, FORCED) for job in part])
+            self._read(part, found, first, [self._forced_params(job) for job in part])
             rest = [
                 ((n, path), nexts[k : k + MAX_SCORED_TOKENS])
                 for n, job in enumerate(part)
@@ -309,9 +307,13 @@ class VLLMModel(SyncBatchModel):
                 found.setdefault((n, at), {}).update((t, got[t].logprob) for t in tree[at] if t in got)
 
     @staticmethod
-    def _forced_params(job: _Scoring, SamplingParams, key: str):
+    def _forced_params(job: _Scoring):
         """The first pass of ``job``: its first option's tokens, forced, with the
         log-probabilities of the tokens that may follow each point on the way."""
+        from vllm import SamplingParams
+
+        from genderprobe.models.vllm_forcing import FORCED
+
         path = job.tails[0]
         asked: list[int] = []
         for j in range(len(path)):
@@ -319,7 +321,7 @@ class VLLMModel(SyncBatchModel):
         if len(asked) > MAX_SCORED_TOKENS:  # many options: the prompt alone, its first tokens
             path, asked = [], job.tree[()][:MAX_SCORED_TOKENS]
         return SamplingParams(max_tokens=max(1, len(path)), temperature=0.0, logprob_token_ids=asked,
-                              ignore_eos=True, detokenize=False, extra_args={key: path} if path else None)
+                              ignore_eos=True, detokenize=False, extra_args={FORCED: path} if path else None)
 
     def _kv_cache_tokens(self) -> int:
         """How many tokens the engine's KV cache holds (a guess when vLLM does not say)."""
