@@ -21,7 +21,10 @@ need no per-probe code:
   with every undetected answer under "undetected";
 * ``counts``: attempts, undetected, errors, ...;
 * ``extra``: anything else JSON-able the probe wants to keep;
-* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.losses`).
+* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.losses`);
+* ``position``, ``readers``: what the validity guards (:mod:`genderprobe.validity`)
+  need from a closed-choice probe: how the read answers fell by option position,
+  and the same answers read by the paper's rule and by the careful reader.
 """
 
 from __future__ import annotations
@@ -176,6 +179,61 @@ class Table:
 
 
 @dataclass
+class PositionEvidence:
+    """How a run's read closed-choice answers fell by option position.
+
+    The validity guard (genderprobe.validity) uses it to say when a headline
+    measured only the position of the options, not the people in them.
+
+    chosen: read answers (refusals and unread answers left out) that chose each
+        position, first option first.
+    paired_same_position, paired_total: items asked in both option orders whose
+        two answers were both read, and how many of them chose the same position
+        both times (a model that answers by position: all; one that answers by
+        person: none). None where the design asks no item in both orders.
+    scored: the choices came from option scoring (log-probabilities), not text.
+    """
+
+    chosen: list[int]
+    paired_same_position: int | None = None
+    paired_total: int | None = None
+    scored: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class ReaderComparison:
+    """The same answers read by the paper's rule and by the study's careful reader.
+
+    faithful, careful: the two readers' names (``--reader`` values where a probe
+        has that option); used: the one this run's metrics come from.
+    answers: answers at least one of the two read as a choice; disagree: those
+        the two read differently (one reads a choice, the other reads none or
+        another choice).
+    headlines: headline metric -> reader name -> its value read that way.
+    """
+
+    faithful: str
+    careful: str
+    used: str
+    answers: int
+    disagree: int
+    headlines: dict[str, dict[str, Estimate]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "faithful": self.faithful,
+            "careful": self.careful,
+            "used": self.used,
+            "answers": self.answers,
+            "disagree": self.disagree,
+            "headlines": {m: {r: e.to_json() for r, e in by.items()} for m, by in self.headlines.items()},
+        }
+
+
+@dataclass
 class ProbeResult:
     metrics: dict[str, Estimate]
     marks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -188,6 +246,9 @@ class ProbeResult:
     # Lost answers by gender (genderprobe.losses.LossReport.to_json()); read by the
     # harness's warnings, the terminal and compare.
     losses: dict[str, Any] | None = None
+    # For the validity guards (genderprobe.validity); closed-choice probes fill them.
+    position: PositionEvidence | None = None
+    readers: ReaderComparison | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -32,11 +32,12 @@ from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 
 PERSONAS = {
-    "unbiased": "answers independently of gender (closed choices: always the first option)",
+    "unbiased": "answers independently of gender and of the order of the options",
     "random": "a seeded coin among the options",
     "biased": "always sides with the man (or the stereotypically male answer); biased?p=P: with probability P",
     "biased-female": "always sides with the woman (or the stereotypically female answer); biased-female?p=P: "
     "with probability P",
+    "first-option": "always the first option of a closed choice, whoever is in it (a position-only model)",
 }
 # Personas that take a strength, and the persona on the other side of their choice.
 MIRROR = {"biased": "biased-female", "biased-female": "biased"}
@@ -61,6 +62,10 @@ class ReferenceModel(SyncBatchModel):
 
     def answer(self, request: Request) -> str:
         oracle = request.oracle or {}
+        if self.persona == "first-option":
+            if not request.options:
+                raise UserError(f"{self.spec} answers closed choices only, and this prompt has no options.")
+            return request.options[0]
         choice = oracle.get(self.persona)
         if self.strength is not None and choice is not None:
             return self._with_strength(request, oracle, choice)
