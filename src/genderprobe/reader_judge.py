@@ -163,14 +163,18 @@ class ReaderJudge:
         self.readings = JudgeReadings(spec, sample)
 
     def read(self, requests: Sequence[Request], responses: Sequence[Response],
-             rule: Rule) -> tuple[list[Response], dict[int, str | None]]:
+             rule: Rule, *, check: Rule | None = None) -> tuple[list[Response], dict[int, str | None]]:
         """(responses to read, the judge's reply by index for every unread answer it was sent; None if it failed).
 
-        ``rule(i, text)`` is the probe's reader of answer i (see :data:`RuleReading`).
+        ``rule(i, text)`` is the run's reader of answer i (see :data:`RuleReading`):
+        what it leaves unread goes to the judge. ``check`` is the study's careful
+        reader, against which the judge's agreement is measured (default: ``rule``);
+        a faithful rule that misreads would make agreement with it meaningless.
         An unread answer the judge reads is replaced by a copy whose text is
         the option alone; the originals are for the records.
         """
         tally = self.readings
+        check = check or rule
         unread, checks, rule_of = [], [], {}
         for i, (req, resp) in enumerate(zip(requests, responses, strict=True)):
             if not resp.ok or not req.options or not answer_text(resp.text):  # nothing to read
@@ -179,8 +183,10 @@ class ReaderJudge:
             if reading is None:
                 unread.append(i)
             elif reading != REFUSED and tally.checked + len(checks) < tally.sample:
-                checks.append(i)
-                rule_of[i] = reading
+                checked = check(i, resp.text) if check is not rule else reading
+                if checked is not None and checked != REFUSED:
+                    checks.append(i)
+                    rule_of[i] = checked
         asked = unread + checks
         if not asked:
             return list(responses), {}
