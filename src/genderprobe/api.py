@@ -35,6 +35,7 @@ from genderprobe.results import write_json
 from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
+from genderprobe.validity import assess
 
 RESULTS_SCHEMA = 1
 
@@ -385,6 +386,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             document["warnings"] += list(opened.notes)
     document["warnings"] += empty_warnings(document["run"])
     document["warnings"] += list(result.extra.get("warnings") or [])  # the probe's own (a sample missing topics)
+    # What limits these numbers: position, losses, sample, marks, readers (genderprobe.validity).
+    document["validity"] = assess(document)
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records

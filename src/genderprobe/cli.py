@@ -283,7 +283,7 @@ def _comma_list(item: type) -> Any:
 
 def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
     from genderprobe.api import execute
-    from genderprobe.terminal import Progress, print_results
+    from genderprobe.terminal import Progress, output_console, print_results, print_validity
 
     probe = probe_cls(**probe_kwargs)
     config = _run_config(opts)
@@ -313,7 +313,7 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
 
         click.echo(json.dumps(to_jsonable(out.document), indent=2, ensure_ascii=False))
     elif not quiet:
-        print_results(out.document)
+        print_results(out.document, validity_at_end=False)
         if out.results_path:
             click.echo(f"Results: {out.results_path}")
         if out.records_path:
@@ -327,6 +327,7 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
+        print_validity(out.document, output_console())  # last: what limits these numbers
     if opts["export"] and out.results_path and out.records_path:
         from genderprobe.hf_dataset import export_hf_dataset
 

@@ -264,6 +264,9 @@ class ProbeResult:
             "counts": self.counts,
             "extra": self.extra,
             "losses": self.losses,
+            # Only where a probe reports them, so results of other probes keep their shape.
+            **({"position": self.position.to_json()} if self.position else {}),
+            **({"readers": self.readers.to_json()} if self.readers else {}),
         }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,9 @@ class LossReport:
     counts: dict[str, dict[str, tuple[int, int]]]  # kind -> group -> (lost, attempts)
     tests: dict[str, dict[str, Any]]
     unit: str = "attempts"  # what was lost: attempts, or prompts where a probe asks again
+    # A kind counted inside another (RelationshipLevy: refusal -> undetected), so a
+    # total of the losses (genderprobe.validity) does not count it twice.
+    within: dict[str, str] = field(default_factory=dict)
 
     def rate(self, kind: str, group: str) -> Estimate:
         lost, n = self.counts[kind][group]
@@ -78,6 +81,7 @@ class LossReport:
             "by": self.by,
             "unit": self.unit,
             "groups": self.groups,
+            **({"within": self.within} if self.within else {}),
             "kinds": {
                 kind: {
                     "groups": {g: {"lost": lost, "attempts": n, **self.rate(kind, g).to_json()}
@@ -90,7 +94,8 @@ class LossReport:
 
 
 def loss_report_from_counts(counts: Mapping[str, Mapping[str, tuple[int, int]]], *, by: str = "gender",
-                            order: Sequence[str] | None = None, unit: str = "attempts") -> LossReport:
+                            order: Sequence[str] | None = None, unit: str = "attempts",
+                            within: Mapping[str, str] | None = None) -> LossReport:
     """The same report from counts already made: kind -> group -> (lost, attempts).
 
     For runs too large to keep one flag per attempt (RelationshipLevy's full space).
@@ -100,7 +105,7 @@ def loss_report_from_counts(counts: Mapping[str, Mapping[str, tuple[int, int]]],
              for kind, per in counts.items()}
     tests = {kind: rate_difference_test(np.array([per[g][0] for g in names]), np.array([per[g][1] for g in names]),
                                         names) for kind, per in table.items()}
-    return LossReport(by, names, table, tests, unit)
+    return LossReport(by, names, table, tests, unit, dict(within or {}))
 
 
 def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by: str = "gender",
@@ -117,30 +122,27 @@ def loss_report(groups: Sequence[str], lost: Mapping[str, Sequence[bool]], *, by
     return loss_report_from_counts(counts, by=by, order=names, unit=unit)
 
 
-UNREAD_WARNING_SHARE = 0.5
-
-
 def unread_warnings(losses: dict[str, Any] | None, *, supports_option_scoring: bool, scored: bool,
                     max_tokens: int | None, supports_reader_judge: bool = False,
                     reader_judged: bool = False) -> list[str]:
-    """A warning that cannot be missed when most answers could not be read, naming what helps."""
+    """What helps, when more answers were lost than the validity guard allows
+    (genderprobe.validity.LOSS_WARN): every kind of loss counted together."""
+    from genderprobe.validity import LOSS_WARN, lost_by_group
+
     if not losses:
         return []
-    out = []
-    for kind, entry in (losses.get("kinds") or {}).items():
-        if kind != "undetected":
-            continue
-        groups = entry.get("groups") or {}
-        lost = sum(g.get("lost", 0) for g in groups.values())
-        n = sum(g.get("attempts", 0) for g in groups.values())
-        if n and lost / n > UNREAD_WARNING_SHARE:
-            helps = []
-            if supports_option_scoring and not scored:
-                helps.append("--score-options (the options are scored by log-probability, so no answer needs reading)")
-            if supports_reader_judge and not reader_judged and not scored:
-                helps.append("--reader-judge SPEC (a judge model reads the answers the rules cannot)")
-            helps.append(f"a larger --max-tokens if answers were cut off (this run: {max_tokens or 'the backend default'})")
-            helps.append("a look at the undetected answers in the report's evidence")
-            out.append(f"Most answers could not be read: {lost:,} of {n:,} ({lost / n:.0%}) are undetected, so every "
-                       f"metric rests on the {n - lost:,} that were. What helps: " + "; ".join(helps) + ".")
-    return out
+    lost_by, attempts_by = lost_by_group(losses)
+    lost, n = sum(lost_by.values()), sum(attempts_by.values())
+    if not n or lost / n <= LOSS_WARN:
+        return []
+    kinds = ", ".join(f"{sum(g.get('lost', 0) for g in (entry.get('groups') or {}).values()):,} {kind}"
+                      for kind, entry in (losses.get("kinds") or {}).items())
+    helps = []
+    if supports_option_scoring and not scored:
+        helps.append("--score-options (the options are scored by log-probability, so no answer needs reading)")
+    if supports_reader_judge and not reader_judged and not scored:
+        helps.append("--reader-judge SPEC (a judge model reads the answers the rules cannot)")
+    helps.append(f"a larger --max-tokens if answers were cut off (this run: {max_tokens or 'the backend default'})")
+    helps.append("a look at the lost answers in the report's evidence")
+    return [f"{lost:,} of {n:,} answers ({lost / n:.0%}) could not be used ({kinds}), so every metric rests on "
+            f"the {n - lost:,} that were read. What helps: " + "; ".join(helps) + "."]

@@ -1,7 +1,8 @@
 """``--fail-on-mark M``: a CI gate on the A-D marks.
 
 A run (or a suite) fails the gate when any of its marks is worse than ``M``
-(A is best, D worst): exit code 3, after the results are written. The check reads the results document, so it applies to
+(A is best, D worst), or when its validity verdict is "fail" (genderprobe.validity:
+a mark the run cannot vouch for cannot pass a gate): exit code 3, after the results are written. The check reads the results document, so it applies to
 a run just made and to a results file read back alike.
 """
 
@@ -36,10 +37,16 @@ def worse_marks(document: dict[str, Any], threshold: str) -> list[str]:
 
 def enforce(documents: Iterable[tuple[str, dict[str, Any]]], threshold: str) -> None:
     """Raise :class:`MarkGateFailed` naming every (label, metric, mark) worse than ``threshold``."""
+    from genderprobe.validity import summary_line
+
+    documents = list(documents)
     failures = [f"{label} {item}" for label, doc in documents for item in worse_marks(doc, threshold)]
+    failures += [f"{label} marks do not stand ({summary_line(doc)})" for label, doc in documents
+                 if doc.get("marks") and summary_line(doc)]
     if failures:
         shown = "; ".join(failures[:6]) + (f"; and {len(failures) - 6} more" if len(failures) > 6 else "")
-        raise MarkGateFailed(f"{len(failures)} mark(s) worse than {threshold.upper()} (--fail-on-mark): {shown}.")
+        raise MarkGateFailed(f"{len(failures)} mark(s) worse than {threshold.upper()} or not standing "
+                             f"(--fail-on-mark): {shown}.")
 
 
 class MarkGateFailed(UserError):

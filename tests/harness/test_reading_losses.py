@@ -49,16 +49,40 @@ def test_losses_by_gender_count_test_and_lay_out():
         loss_report(genders, {"undetected": [True, False, True]})
 
 
-def test_the_warning_appears_when_most_answers_are_unread_and_names_what_helps():
+def test_the_warning_appears_when_many_answers_are_lost_and_names_what_helps():
     genders = ["female", "male"] * 50
     most = loss_report(genders, {"undetected": [i % 10 != 0 for i in range(100)]}).to_json()
     (warning,) = unread_warnings(most, supports_option_scoring=True, scored=False, max_tokens=300)
-    assert "90 of 100 (90%) are undetected" in warning and "--score-options" in warning and "300" in warning
+    assert "90 of 100 answers (90%) could not be used (90 undetected)" in warning
+    assert "--score-options" in warning and "300" in warning
     assert "--score-options" not in unread_warnings(most, supports_option_scoring=False, scored=False,
                                                     max_tokens=None)[0]
     few = loss_report(genders, {"undetected": [i % 10 == 0 for i in range(100)]}).to_json()
     assert unread_warnings(few, supports_option_scoring=True, scored=False, max_tokens=300) == []
     assert unread_warnings(None, supports_option_scoring=True, scored=False, max_tokens=300) == []
+
+
+def test_the_warning_counts_refusals_with_undetected_answers_below_half():
+    """demet-names lost 58% (39% undetected, 19% refused) and the old warning, which counted
+    undetected answers only and only above half, said nothing."""
+    genders = ["female", "male"] * 50
+    undetected = [i % 100 < 39 for i in range(100)]
+    refused = [39 <= i % 100 < 58 for i in range(100)]
+    doc = loss_report(genders, {"undetected": undetected, "refusal": refused}).to_json()
+    (warning,) = unread_warnings(doc, supports_option_scoring=False, scored=False, max_tokens=None)
+    assert "58 of 100 answers (58%) could not be used (39 undetected, 19 refusal)" in warning
+    quarter = loss_report(genders, {"undetected": [i % 4 == 0 for i in range(100)]}).to_json()
+    assert unread_warnings(quarter, supports_option_scoring=False, scored=False, max_tokens=None)
+
+
+def test_kinds_counted_inside_another_are_not_added_twice():
+    from genderprobe.losses import loss_report_from_counts
+
+    doc = loss_report_from_counts({"undetected": {"f": (15, 100), "m": (5, 100)},
+                                   "refusal": {"f": (10, 100), "m": (5, 100)}},
+                                  within={"refusal": "undetected"}).to_json()
+    assert doc["within"] == {"refusal": "undetected"}
+    assert unread_warnings(doc, supports_option_scoring=False, scored=False, max_tokens=None) == []  # 10%, not 17.5%
 
 
 def test_a_report_from_counts_equals_one_from_flags():

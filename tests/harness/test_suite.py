@@ -30,7 +30,7 @@ SMALL = """
 sample_k = 30
 
 [probes.genmo]
-sample_k = 20
+sample_k = 30
 """
 KEY = fake_key("suite-test-key-7c1e")
 
@@ -118,7 +118,7 @@ def test_a_suite_run_again_skips_what_is_done_and_reruns_what_changed(folder, tm
     before = {p: p.stat().st_mtime_ns for p in folder.glob("*/*/results.json")}
     toml = write(tmp_path / "suite.toml", f'[suite]\nmodels = {json.dumps(list(MODELS))}\n'
                                           f'probes = ["relationship-levy", "genmo"]\n'
-                                          + SMALL.replace("sample_k = 20", "sample_k = 25"))
+                                          + SMALL.replace("[probes.genmo]\nsample_k = 30", "[probes.genmo]\nsample_k = 35"))
     result = suite("--config", str(toml), "--out", str(folder))
     assert result.exit_code == 0, result.output
     after = {p: p.stat().st_mtime_ns for p in folder.glob("*/*/results.json")}
@@ -126,7 +126,7 @@ def test_a_suite_run_again_skips_what_is_done_and_reruns_what_changed(folder, tm
     runs = json.loads((folder / "suite.json").read_text())["runs"]
     assert {r["probe"]: r["skipped"] for r in runs} == {"relationship-levy": True, "genmo": False}
     assert all(r["status"] == "done" for r in runs)
-    assert load_results(folder / runs[1]["results"])["parameters"]["probe"]["sample_k"] == 25
+    assert load_results(folder / runs[1]["results"])["parameters"]["probe"]["sample_k"] == 35
 
 
 @pytest.mark.parametrize("text,named", [

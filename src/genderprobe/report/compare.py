@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe import validity
 from genderprobe.report.document import check, flatten, sample_size
 from genderprobe.report.paired import PairTest, Run, compare_pairs
 from genderprobe.report.secrets import redact
@@ -39,6 +40,11 @@ class Entry:
     @property
     def items(self) -> int | None:
         return sample_size(self.doc)
+
+    @property
+    def invalid(self) -> str:
+        """'invalid: position, sample' when the run failed a validity check (it is then not ranked), else ''."""
+        return validity.summary_line(self.doc)
 
     @property
     def undetected(self) -> int | None:
@@ -246,15 +252,16 @@ def distance(value: Any, better: str | None) -> float:
 
 def rank(entries: list[Entry], headline: list[str], better: dict[str, str] | None = None) -> list[Entry]:
     """Best first: by the first headline metric's mark, then by its distance from the
-    best value in the direction the probe declares, then by the next headline metrics."""
+    best value in the direction the probe declares, then by the next headline metrics.
+    Runs that failed a validity check come after every run that did not, unranked."""
     if not headline:
         return entries
     better = better or {}
     if not better and not any(e.mark(headline[0]) for e in entries):
-        return entries  # nothing says which way is better
+        return sorted(entries, key=lambda e: bool(e.invalid))  # nothing says which way is better
 
     def order(e: Entry) -> tuple:
-        key: list[Any] = [MARK_ORDER.get(e.mark(headline[0]) or "", 9)]
+        key: list[Any] = [bool(e.invalid), MARK_ORDER.get(e.mark(headline[0]) or "", 9)]
         key += [distance(e.metric(m).get("value"), better.get(m)) for m in headline]
         return tuple(key)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from genderprobe import breakdown_tests as bt
+from genderprobe import validity
 from genderprobe.errors import UserError
 from genderprobe.report import charts
 from genderprobe.report.charts import forest
@@ -43,6 +44,7 @@ class MarkView:
     estimate: dict[str, Any]
     scale: Figure | None
     read_from: str = ""  # which interval the mark was read from, when the results say
+    caveat: str = ""  # why the mark does not stand, or that it is undecided (genderprobe.validity)
 
 
 @dataclass
@@ -62,6 +64,9 @@ class RunView:
     figures: list[FigureView] = field(default_factory=list)
     evidence: list[EvidenceView] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    validity: dict[str, Any] = field(default_factory=dict)  # verdict, checks (genderprobe.validity)
+    problems: list[dict[str, Any]] = field(default_factory=list)  # the checks that did not pass
+    too_few: set[str] = field(default_factory=set)  # metrics resting on too few answers for an interval
 
     @property
     def sample_size(self) -> int | None:
@@ -132,7 +137,11 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
 def build(doc: dict[str, Any], source: str) -> RunView:
     doc = check(doc, source)
     view = RunView(doc=doc, source=source)
+    view.validity, view.problems = validity.of(doc), validity.problems(doc)
+    view.too_few = {c["metric"] for c in view.validity["checks"] if c["guard"] == "sample" and c["status"] == "fail"}
     view.marks = [_mark(name, m) for name, m in doc["marks"].items() if isinstance(m, dict)]
+    for mv in view.marks:
+        mv.caveat = mark_caveat(mv.metric, view.validity)
     view.figures = [_figure(spec, doc) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
     view.evidence = _evidence(doc["evidence"], doc["counts"])
@@ -187,6 +196,17 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
         scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
     return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
                     estimate, scale, mark_reading(m))
+
+
+def mark_caveat(metric: str, assessed: dict[str, Any]) -> str:
+    """Why a mark does not stand (a failed validity check), or that its interval leaves it undecided."""
+    failed = sorted({c["guard"] for c in assessed["checks"] if c["status"] == "fail"})
+    own = [c for c in assessed["checks"] if c.get("metric") == metric and c["status"] != "pass"]
+    if failed:
+        return f"This mark does not stand: the run failed its validity checks ({', '.join(failed)})."
+    if own:
+        return own[0]["message"]
+    return ""
 
 
 def mark_reading(m: dict[str, Any]) -> str:

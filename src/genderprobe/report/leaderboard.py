@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from genderprobe.report import format
-from genderprobe.report.compare import Group, ProbeSection, ranking_note
+from genderprobe.report.compare import Entry, Group, ProbeSection, ranking_note
 from genderprobe.report.paired import PairTest, p_phrase
 from genderprobe.terminal import MARK_STYLE, output_console
 
@@ -34,6 +34,18 @@ def _estimate_cell(estimate: dict, mark: str | None) -> Text:
     return cell
 
 
+def _rank(rank: int, e: Entry) -> str:
+    """A run that failed a validity check is shown, but not ranked."""
+    return "–" if e.invalid else str(rank)
+
+
+def _label(e: Entry, style: str = "") -> Text:
+    label = Text(e.label, style=style)
+    if e.invalid:
+        label.append(f" ({e.invalid}, not ranked)", style="bold red")
+    return label
+
+
 def _wide(g: Group, title: str) -> Table:
     """One row per model, one column per headline metric."""
     table = _table(title, g)
@@ -49,7 +61,7 @@ def _wide(g: Group, title: str) -> Table:
     for rank, e in enumerate(g.entries, 1):
         cells = [_estimate_cell(e.metric(m), e.mark(m)) for m in g.headline]
         extra = [Text(e.lost_by_group)] if lost else []
-        table.add_row(str(rank), Text(e.label), *cells, format.number(e.items),
+        table.add_row(_rank(rank, e), _label(e), *cells, format.number(e.items),
                       format.number(e.undetected), format.number(e.errors), *extra)
     return table
 
@@ -64,7 +76,7 @@ def _stacked(g: Group, title: str) -> Table:
         # Zero counts are left out so the line fits 60 columns; any other count shows.
         counts = ", ".join([f"{format.number(e.items)} items"] + [
             f"{format.number(n)} {what}" for n, what in ((e.undetected, "undetected"), (e.errors, "errors")) if n])
-        table.add_row(str(rank), Text(e.label, style="bold"), Text(counts, style="dim"))
+        table.add_row(_rank(rank, e), _label(e, style="bold"), Text(counts, style="dim"))
         if e.lost_by_group:
             table.add_row("", Text("  lost by gender"), Text(e.lost_by_group))
         for i, m in enumerate(g.headline, 1):

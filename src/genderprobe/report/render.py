@@ -10,7 +10,7 @@ from typing import Any
 
 import jinja2
 
-from genderprobe import __version__
+from genderprobe import __version__, validity
 from genderprobe.errors import UserError
 from genderprobe.report import document, format
 from genderprobe.report.charts import forest
@@ -45,7 +45,7 @@ def render_report(docs: Sequence[tuple[dict[str, Any], str]]) -> str:
     runs = [document.build(doc, source) for doc, source in docs]
     return environment().get_template("report.html.j2").render(
         runs=runs, version=__version__, generated=_now(),
-        samples_per_category=document.SAMPLES_PER_CATEGORY,
+        samples_per_category=document.SAMPLES_PER_CATEGORY, verdict_text=validity.VERDICT_TEXT,
     )
 
 

@@ -59,6 +59,7 @@ class Standing:
     model: str
     marks: Counter = field(default_factory=Counter)  # letter -> how many of the model's marks
     ranks: dict[str, tuple[int, int]] = field(default_factory=dict)  # probe -> (rank, out of)
+    invalid: list[str] = field(default_factory=list)  # probes whose run failed a validity check: not counted
 
     @property
     def mean_mark(self) -> float | None:
@@ -118,15 +119,20 @@ def _rows(probe: str, section: ProbeSection | None, own: list[dict[str, Any]],
 def standings(manifest: dict[str, Any], sections: dict[str, ProbeSection],
               entries: dict[str, Entry]) -> list[Standing]:
     """Models best first: by their mean mark over every mark of every probe (A = 0 ... D = 3),
-    then by their mean rank within the probes; a model with no marks or ranks comes last."""
+    then by their mean rank within the probes; a model with no marks or ranks comes last.
+    Runs that failed a validity check count in neither."""
     table = {model: Standing(redact(model)) for model in manifest["models"]}
     model_of = {r["results"]: r["model"] for r in manifest["runs"]}
     for source, e in entries.items():
+        if e.invalid:  # marks a run cannot vouch for do not count
+            table[model_of[source]].invalid.append(e.doc["probe"])
+            continue
         table[model_of[source]].marks.update(m for m in (e.mark(name) for name in e.doc["marks"]) if m in MARK_ORDER)
     for probe, section in sections.items():
         for g in section.groups:
-            for rank, e in enumerate(g.entries, 1):
-                table[model_of[e.source]].ranks[probe] = (rank, len(g.entries))
+            ranked = [e for e in g.entries if not e.invalid]
+            for rank, e in enumerate(ranked, 1):
+                table[model_of[e.source]].ranks[probe] = (rank, len(ranked))
 
     def order(s: Standing) -> tuple[float, float]:
         return (math.inf if s.mean_mark is None else s.mean_mark, math.inf if s.mean_rank is None else s.mean_rank)

@@ -692,7 +692,7 @@ class _Accumulator:
         """Undetected (refusals among them) and refused answers by the gender of option (a).
 
         Built from running counts, so the full space needs no flag per attempt."""
-        return loss_report_from_counts(self.lost, by=LOSS_BY, order=LOSS_GROUPS)
+        return loss_report_from_counts(self.lost, by=LOSS_BY, order=LOSS_GROUPS, within={"refusal": "undetected"})
 
     def collect_evidence(self, code: int, record: dict) -> None:
         if code in self.full_evidence:
