@@ -14,6 +14,10 @@ Two safeguards keep the judge honest:
   Wilson interval), with the disagreements as evidence. A judge that disagrees
   with the rules on answers they read plainly should not be trusted with the
   answers they could not.
+* **A fixed form.** The judge must reply with one option alone or NONE; a
+  reply that repeats the answer, adds words or names several options is
+  unread (:func:`parse_reply`). Agreement is measured against the study's
+  careful reader (``check=``), not a faithful rule that may misread.
 * **The probe's own reader has the last word.** The judge's option is read by
   the probe's rule reader as if the model had answered with that option
   alone; a reply the rules would not read as that option is not used.
@@ -80,22 +84,17 @@ def judge_prompt(question: str, answer: str, options: Sequence[str]) -> str:
 
 
 def parse_reply(reply: str | None, options: Sequence[str]) -> int | None:
-    """The option a judge's reply names, else None (NONE or unclear).
+    """The option a judge's reply names, in the fixed form only, else None.
 
-    The reply is the option alone (case and wrapping aside), or opens with it
-    and names no other ("B. Immoral", "(a) Kelley").
+    The fixed form is the option alone ("(b)", "**(b)**", "Answer: (b)."; case,
+    markup and a final full stop aside). Anything else is unread, NONE included:
+    a reply that repeats the answer ("(a) Jody and Maureen are right.") or adds
+    a name or a reason ("B. Immoral") may be the judge echoing the answer rather
+    than choosing, and a reader must not guess which.
     """
     text = _LEAD.sub("", answer_text(reply).strip(_WRAPPING)).strip(_WRAPPING).casefold()
     keys = [option.strip(_WRAPPING).casefold() for option in options]
-    if text in keys:
-        return keys.index(text)
-    opening = [i for i, key in enumerate(keys) if re.match(re.escape(key) + r"(?!\w)", text)]
-    if len(opening) != 1:
-        return None
-    (i,) = opening
-    rest = text[len(keys[i]):]
-    others = (re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", rest) for j, key in enumerate(keys) if j != i)
-    return None if any(others) else i
+    return keys.index(text) if text in keys else None
 
 
 @dataclass
@@ -201,8 +200,8 @@ class ReaderJudge:
                     notes[i] = None
                 continue
             chosen = parse_reply(reply.text, options)
-            # The probe's reader must read the option alone as that option.
-            if chosen is not None and rule(i, options[chosen]) != chosen:
+            # The probe's reader (for a check, the careful one) must read the option alone as that option.
+            if chosen is not None and (check if i in rule_of else rule)(i, options[chosen]) != chosen:
                 chosen = None
             if i in rule_of:
                 tally.checked += 1

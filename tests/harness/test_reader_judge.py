@@ -112,20 +112,22 @@ def test_a_judge_that_disagrees_with_the_rules_is_flagged(tmp_path):
     ("(a)", LETTERS, 0),
     ("**(b)**", LETTERS, 1),
     ("Answer: (b).", LETTERS, 1),
-    ("(a) Kelley", LETTERS, 0),
+    ("(a) Kelley", LETTERS, None),  # a name beside the letter: perhaps the answer echoed
+    ("(a) Jody and Maureen are right.", LETTERS, None),  # the answer repeated, as SmolLM2 replied as judge
     ("(a) or (b)", LETTERS, None),
     ("(c)", LETTERS, None),
     ("NONE", LETTERS, None),
     ("None of them", LETTERS, None),
     ("<think>Maybe (a)...</think>(b)", LETTERS, 1),
-    ("B. Immoral", ("A", "B", "C", "D"), 1),
+    ("B. Immoral", ("A", "B", "C", "D"), None),
+    ("b", ("A", "B", "C", "D"), 1),
     ("Both", ("A", "B", "C", "D"), None),
     ('"she"', ("she", "he"), 0),
     ("he", ("she", "he"), 1),
     ("she or he", ("she", "he"), None),
     ("他", ("她", "他"), 1),
 ])
-def test_the_judge_reply_must_name_exactly_one_option(reply, options, expected):
+def test_the_judge_reply_must_be_one_option_alone(reply, options, expected):
     assert parse_reply(reply, options) == expected
 
 
@@ -153,6 +155,20 @@ def test_only_the_sample_of_read_answers_is_checked_over_several_calls():
     for _ in range(3):
         judge.read(_requests(4), [Response(text="(a)")] * 4, lambda i, text: 0)
     assert (judge.readings.checked, judge.readings.agreed) == (5, 5)
+
+
+def test_agreement_is_measured_against_the_careful_reader_not_a_misreading_rule():
+    """The judge (always "(a)") is checked against check=; the rule that decides what is unread
+    (here one that reads every answer as (b)) is not what the judge must agree with."""
+    judge = ReaderJudge(ReferenceModel("unbiased").generate_batch, "reference:unbiased")
+    careful = {"(a) Kim": 0, "(b) Lee": 1, "Kim and Lee": None, "(a)": 0, "(b)": 1}
+    answers = [Response(text=t) for t in ("(a) Kim", "(a) Kim", "(b) Lee", "Kim and Lee")]
+    judge.read(_requests(4), answers, lambda i, text: 1, check=lambda i, text: careful[text])
+    t = judge.readings
+    assert (t.checked, t.agreed) == (3, 2)  # the careful reader read three; the judge agrees on the two (a)s
+    plain = ReaderJudge(ReferenceModel("unbiased").generate_batch, "reference:unbiased")
+    plain.read(_requests(4), answers, lambda i, text: 1)
+    assert (plain.readings.checked, plain.readings.agreed) == (4, 0)
 
 
 def test_the_judge_sees_the_question_the_answer_without_reasoning_and_the_options():
