@@ -357,6 +357,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "reader_judge": reader_model.spec if reader_model else None,
             "reader_judge_sample": config.reader_judge_sample if reader_model else None,
         },
+        # How the answers were decoded (greedy, sampling, a server's default; dtype): compare splits on it.
+        "decoding": _decoding(model, generation, config),
         "run": {
             **run_stats,
             "judge": runner_accounting(judge_runner, judge_model, None, judge_prices) if judge_runner else None,
@@ -423,6 +425,17 @@ def _remove_stale_records(written: Path, parquet: Path | None) -> None:
         other = written.parent / name
         if other not in (written, parquet):
             _output(functools.partial(other.unlink, missing_ok=True), other)
+
+
+def _decoding(model: Model, generation: GenerationParams, config: RunConfig) -> dict[str, Any]:
+    """The model's decoding of this run; option scoring generates nothing, so only the dtype counts there."""
+    decoding = model.decoding(generation)
+    if config.score_options:
+        kept = {k: decoding[k] for k in ("dtype",) if k in decoding}
+        return {"method": "option scoring", "note": "each option's log-probability; no text is generated", **kept}
+    if config.constrain_answers:
+        decoding["constrained"] = True
+    return decoding
 
 
 def _plugin_versions(probe: Any, models: tuple[Any, ...]) -> dict[str, Any]:

@@ -81,6 +81,8 @@ class RayPool(Model):
         self.supports_option_scoring = first["supports_option_scoring"]
         self.supports_constrained_answers = first.get("supports_constrained_answers", False)
         self._local_weights = first["batch_native"]
+        self.greedy_when_unset = first.get("greedy_when_unset", False)
+        self.dtype = first.get("dtype")
         # What one worker holds at once: two batches (one running, one queued) for
         # local weights, the per-worker concurrency for API clients.
         self._capacity = 2 * self._batch if self._local_weights else self._concurrency

@@ -73,6 +73,8 @@ class BackendWorker:
             "batch_native": m.batch_native,
             "supports_option_scoring": m.supports_option_scoring,
             "supports_constrained_answers": m.supports_constrained_answers,
+            "greedy_when_unset": m.greedy_when_unset,
+            "dtype": m.dtype,
         }
 
     async def answer(self, shard: Sequence[tuple[int, Request]]) -> AsyncIterator[list[Outcome]]:

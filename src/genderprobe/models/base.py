@@ -151,6 +151,10 @@ class Model(ABC):
     # One sentence for each thing the backend changed to be answered (a field
     # renamed or dropped for a reasoning model); the results warn with them.
     notes: Sequence[str] = ()
+    # Local weights decode greedily when a run sets no temperature; a server applies its own default.
+    greedy_when_unset: bool = False
+    # The weights' number format, for local weights (bfloat16 and float32 can answer differently).
+    dtype: str | None = None
 
     async def generate(self, request: Request) -> Response:
         """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""
@@ -173,6 +177,28 @@ class Model(ABC):
     def effective_params(self, params: GenerationParams) -> dict[str, Any]:
         """The generation fields this backend actually sends for ``params`` (its defaults and renamings applied)."""
         return params.as_dict()
+
+    def decoding(self, params: GenerationParams) -> dict[str, Any]:
+        """How answers to ``params`` are decoded: "greedy", "sampling" (with its temperature
+        and top_p) or "server default" (no temperature sent, so the server's own decides),
+        with the dtype of local weights. Results record it; compare splits runs on it."""
+        sent = self.effective_params(params)
+        temperature = sent.get("temperature")
+        if temperature is None and not self.greedy_when_unset:
+            out: dict[str, Any] = {"method": "server default", "temperature": None,
+                                   "note": "no temperature was sent, so the server's default decides "
+                                           "(for most APIs sampling at temperature 1)"}
+        elif not temperature:
+            out = {"method": "greedy", "temperature": 0.0}
+        else:
+            out = {"method": "sampling", "temperature": float(temperature)}
+        if out["method"] != "greedy" and sent.get("top_p") is not None:
+            out["top_p"] = sent["top_p"]
+        if sent.get("seed") is not None:
+            out["seed"] = sent["seed"]
+        if self.dtype:
+            out["dtype"] = self.dtype
+        return out
 
     @property
     def identity(self) -> str:

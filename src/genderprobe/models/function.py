@@ -83,6 +83,10 @@ class FunctionModel(Model):
     def effective_params(self, params: GenerationParams) -> dict[str, Any]:
         return {}  # the function receives prompts only
 
+    def decoding(self, params: GenerationParams) -> dict[str, Any]:
+        return {"method": "your function", "note": "the generate function receives prompts only and decodes "
+                "as it chooses; say how in your report"}
+
     # -- checks -----------------------------------------------------------------
 
     def _call(self, requests: Sequence[Request]) -> Any:

@@ -76,6 +76,7 @@ MIN_SHARED_PREFIX = 8
 class HFModel(SyncBatchModel):
     supports_option_scoring = True
     supports_constrained_answers = True
+    greedy_when_unset = True  # no temperature: greedy (see is_greedy)
 
     def __init__(self, name: str, settings: dict[str, Any]):
         import torch
@@ -87,6 +88,7 @@ class HFModel(SyncBatchModel):
         self.spec = f"hf:{name}"
         self.device = _device(settings.get("device", "auto"), torch)
         self.dtype_name = _dtype_name(settings.get("dtype", "auto"), self.device, torch)
+        self.dtype = self.dtype_name
         on_cpu = self.device == "cpu"
         self.max_batch_size = max(1, settings.get("max_batch_size", CPU_MAX_BATCH_SIZE if on_cpu else 256))
         self.max_new_tokens = max(1, settings.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))

@@ -101,6 +101,10 @@ class ReferenceModel(SyncBatchModel):
             return choice  # nothing to choose: every side gives this answer
         return choice if _uniform(request) < self.strength else other
 
+    def decoding(self, params) -> dict:
+        return {"method": "calibration", "note": "a calibration model: each answer is fixed by the persona "
+                "and the request, whatever the temperature"}
+
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         responses = []
         for request in requests:

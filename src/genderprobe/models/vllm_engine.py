@@ -189,6 +189,7 @@ def sampling_params(r: Request, max_new_tokens: int) -> Any:
 class VLLMModel(SyncBatchModel):
     supports_option_scoring = True
     supports_constrained_answers = True
+    greedy_when_unset = True  # no temperature: greedy (see is_greedy)
 
     def __init__(self, name: str, settings: dict[str, Any]):
         from vllm import LLM
@@ -213,7 +214,7 @@ class VLLMModel(SyncBatchModel):
 
         model_config = self.llm.llm_engine.model_config
         self.max_len = model_config.max_model_len
-        dtype = str(model_config.dtype).removeprefix("torch.")
+        dtype = self.dtype = str(model_config.dtype).removeprefix("torch.")
         self._identity = f"vllm:{name}@{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
 
     @property

@@ -20,6 +20,8 @@ from genderprobe.report.secrets import redact
 
 MARK_ORDER = {"A": 0, "B": 1, "C": 2, "D": 3}
 MAX_UNMARKED_HEADLINES = 3
+# What in a run's decoding makes two runs different measurements (a dtype is the model's own).
+DECODING_KEYS = ("method", "temperature", "top_p", "constrained")
 
 
 @dataclass
@@ -109,6 +111,9 @@ def comparable_parameters(doc: dict[str, Any]) -> dict[str, Any]:
     """
     views = {f"probe.{name}" for name in declared_headline(doc).get("view_parameters") or []}
     params = {k: v for k, v in flatten(redact(doc.get("parameters") or {})) if k not in views}
+    # Greedy and sampled answers (or a server's unknown default) are not the same measurement.
+    decoding = doc.get("decoding") if isinstance(doc.get("decoding"), dict) else {}
+    params.update((f"decoding.{k}", decoding.get(k)) for k in DECODING_KEYS if decoding)
     params["judge"] = doc.get("judge")
     if doc.get("checker") is not None:  # absent from results of probes that have no checker
         params["checker"] = doc.get("checker")
