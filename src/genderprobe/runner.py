@@ -313,7 +313,18 @@ class Runner:
     def _run_batches(self, requests, keys, missing, responses) -> None:
         for start in range(0, len(missing), self.batch_size):
             idx = missing[start : start + self.batch_size]
-            answers = self.model.generate_batch([requests[i] for i in idx])
+            shown = 0
+
+            def finished(n: int) -> None:  # the backend has answered n more of this list
+                nonlocal shown
+                shown += n
+                self._advance(n)
+
+            self.model.progress = finished
+            try:
+                answers = self.model.generate_batch([requests[i] for i in idx])
+            finally:
+                self.model.progress = None
             errors = tokens = 0
             for i, r in zip(idx, answers):
                 responses[i] = r
@@ -322,7 +333,7 @@ class Runner:
                 if self.store:
                     self._pending.append((keys[i], r))
             self._flush()
-            self._advance(len(idx), errors=errors, tokens=tokens)
+            self._advance(len(idx) - shown, errors=errors, tokens=tokens)
             self._check_totals(final=False)
 
     # -- API backends ----------------------------------------------------

@@ -172,7 +172,13 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
         assert sizes == [16, 16 * (len(option_tree(tails)) - len(tails[0]))]
         vllm.llm.generate = generate
         greedy = [Request.user(p, params=GenerationParams(max_tokens=6)) for p in prompts]
+        finished: list[int] = []
+        vllm.progress = finished.append  # the runner's progress line, request by request
         v_greedy, h_greedy = vllm.generate_batch(greedy), hf.generate_batch(greedy)
+        vllm.progress = None
+        assert finished == [1] * len(greedy)
+        assert vllm.decoding(GenerationParams(max_tokens=6)) == {"method": "greedy", "temperature": 0.0,
+                                                                  "dtype": "float32"}
         assert sum(v.text == h.text for v, h in zip(v_greedy, h_greedy)) >= 12  # kernels differ; near-ties may flip
         assert all(0 < v.completion_tokens <= 6 and v.prompt_tokens == h.prompt_tokens for v, h in zip(v_greedy, h_greedy))
         sampled = [Request.user(p, params=GenerationParams(max_tokens=6, temperature=1.0, seed=3)) for p in prompts]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +155,10 @@ class Model(ABC):
     greedy_when_unset: bool = False
     # The weights' number format, for local weights (bfloat16 and float32 can answer differently).
     dtype: str | None = None
+    # Set by the runner around a generate_batch call: a backend that answers a long list
+    # (local weights) calls it with how many more of the list's requests it has finished,
+    # so the progress line moves while the list is answered.
+    progress: Callable[[int], None] | None = None
 
     async def generate(self, request: Request) -> Response:
         """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""

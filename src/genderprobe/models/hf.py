@@ -359,6 +359,8 @@ class HFModel(SyncBatchModel):
         """
         try:
             run(batch)
+            if self.progress is not None:
+                self.progress(len(batch))
             return
         except self._torch.OutOfMemoryError:
             if len(batch) == 1:

@@ -37,8 +37,10 @@ On a CPU of two cores or fewer vLLM keeps none for its scheduler
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -186,6 +188,33 @@ def sampling_params(r: Request, max_new_tokens: int) -> Any:
     )
 
 
+class _Finished:
+    """What vLLM's offline engine takes as a progress bar (``use_tqdm``): it passes on each
+    finished request to the runner's progress instead of drawing a bar of its own. vLLM also
+    wraps the prompts it renders in one (an iterable given first): those pass through silently."""
+
+    def __init__(self, report, iterable=None, **_: object):
+        self.report, self.iterable = report, iterable
+        self.n, self.postfix, self._start = 0, "", time.monotonic()
+
+    def __iter__(self):
+        return iter(self.iterable if self.iterable is not None else ())
+
+    @property
+    def format_dict(self) -> dict[str, float]:
+        return {"elapsed": max(time.monotonic() - self._start, 1e-9)}
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self.report(n)
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 class VLLMModel(SyncBatchModel):
     supports_option_scoring = True
     supports_constrained_answers = True
@@ -249,7 +278,10 @@ class VLLMModel(SyncBatchModel):
             best = max(range(len(logprobs)), key=logprobs.__getitem__)
             r = requests[job.index]
             responses[job.index] = Response(text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(job.ids))
-        outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+            if self.progress is not None:
+                self.progress(1)
+        counter = functools.partial(_Finished, self.progress) if self.progress is not None else False
+        outputs = self.llm.generate(prompts, params, use_tqdm=counter) if prompts else []
         for i, out in zip(owners, outputs):
             gen = out.outputs[0]
             tokens = list(gen.token_ids)
