@@ -63,11 +63,18 @@ def materialise(folder: Path | None = None) -> Path:
     reason = unavailable()
     if reason:
         raise RuntimeError(reason)
+    source = gguf_path()
+    assert source is not None
+    return materialise_gguf(source, folder)
+
+
+def materialise_gguf(source: Path, folder: Path) -> Path:
+    """Any GGUF file transformers reads, as an ordinary transformers folder, built once and atomically."""
+    if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+        return folder
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    source = gguf_path()
-    assert source is not None
     here, name = source.parent, source.name
     tokenizer = AutoTokenizer.from_pretrained(here, gguf_file=name)
     config = AutoConfig.from_pretrained(here, gguf_file=name)
