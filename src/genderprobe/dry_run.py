@@ -6,6 +6,10 @@ the probe runs through without a model, it answers them as the calibration
 model ``reference:random`` does (a stored answer is returned as is): rounds
 that depend on the answers (a judge reading them, DeMET's rewording) are
 counted as that model's answers would need them, which the estimate says.
+
+Above ``--max-requests`` (see :mod:`genderprobe.work_bounds`) nothing is built:
+:func:`counted_document` reports the count the probe computes from its
+parameters, and says the run would be refused.
 """
 
 from __future__ import annotations
@@ -96,3 +100,37 @@ def dry_run_document(probe: Any, model: Model, counters: dict[str, DryRun | None
                 "are counted as a random model's answers would need them; prompt tokens are estimated at four "
                 "characters a token.",
     }
+
+
+def counted_document(probe: Any, model: str, requests: int, limit: int) -> dict[str, Any]:
+    """A dry run above the request limit: the count, worked out without building a prompt."""
+    return {
+        "probe": probe.name,
+        "model": model,
+        "endpoint": None,
+        "dry_run": {"model": {"model": model, "requests": requests, "cached": None, "to_send": None,
+                              "prompt_tokens": None, "completion_tokens": None, "unbounded": 0,
+                              "above_limit": limit}},
+        "note": f"Nothing was built or sent: {requests:,} requests is more than the {limit:,} --max-requests "
+                f"allows, so the run would stop before its first request; the store was not looked at and no "
+                f"tokens were estimated (raise --max-requests to count them).",
+    }
+
+
+def dry_run_lines(doc: dict[str, Any]) -> list[str]:
+    """The dry run's summary as the command line prints it."""
+    lines = [f"Dry run: {doc['probe']} on {doc['model']}" + (f" at {doc['endpoint']}" if doc["endpoint"] else "")]
+    for role, e in doc["dry_run"].items():
+        who = f"  {role.replace('_', ' ')} {e['model']}: {e['requests']:,} requests"
+        if e.get("above_limit"):
+            lines.append(f"{who}, above the limit of {e['above_limit']:,}")
+            continue
+        line = (f"{who}, {e['cached']:,} already stored, {e['to_send']:,} to send; about {e['prompt_tokens']:,} "
+                f"tokens in, at most {e['completion_tokens']:,} out")
+        if e["unbounded"]:
+            line += f" (and {e['unbounded']:,} answers with no --max-tokens bound)"
+        if "cost_usd_at_most" in e:
+            line += f"; at most ${e['cost_usd_at_most']:,.4f}"
+        lines.append(line)
+    lines.append(doc["note"])
+    return lines
