@@ -327,7 +327,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         except OSError as exc:  # the records' disk filled up: the answers are in the store
             if config.out_dir is None or not is_full(exc):
                 raise
-            raise out_disk_error(Path(config.out_dir), exc) from None
+            raise out_disk_error(records_path or Path(config.out_dir), exc) from None
         if reader_judge:
             _add_reader_judge(result, reader_judge)
     except BaseException:

@@ -43,7 +43,7 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            refuse_non_utf8([*ctx.protected_args, *ctx.args])
+            refuse_non_utf8(ctx.args)
             return super().invoke(ctx)
         except MarkGateFailed as exc:
             click.secho(f"Error: {exc}", err=True, fg="red")

@@ -361,7 +361,8 @@ class Runner:
             taken = self.writer.take_in_spills()
             self._spills_taken = True
             if taken:
-                log.warning("took %d answers in from the spill file of an earlier run", taken)
+                log.warning("Took %d answers in from the spill file an earlier run left when the store's disk "
+                            "was full; they are in the store now.", taken)
 
     def _share(self, copies: list[tuple[int, int]], responses: list[Response | None]) -> None:
         """Give each request identical to an earlier one of the list that one's answer (it cost nothing)."""
@@ -463,9 +464,11 @@ class Runner:
         halted: list[BaseException] = []
         stopping = asyncio.Event()
 
-        def halt(exc: BaseException) -> None:
+        def halt(exc: BaseException, *, failed_here: bool = False) -> None:
+            """Send nothing more; ``failed_here``: the halting request brought no answer to keep."""
             if not halted:
                 halted.append(exc)
+                work.in_flight_at_stop = self._busy - failed_here
             stopping.set()
             work.stopped = True
 
@@ -473,7 +476,7 @@ class Runner:
             try:
                 r = await self._ask_with_retries(requests[i])
             except FatalModelError as exc:
-                halt(exc)
+                halt(exc, failed_here=True)
                 return
             responses[i] = r
             errors = self._count(r)
@@ -490,7 +493,7 @@ class Runner:
                 try:
                     self._check_failures(r, final=False)
                 except UserError as exc:
-                    halt(exc)
+                    halt(exc, failed_here=True)
 
         async def worker(once: bool = False) -> None:
             while True:
@@ -530,6 +533,7 @@ class Runner:
                 await asyncio.wait({all_done, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: send nothing more
                 work.stopped = True
+                work.in_flight_at_stop = self._busy
                 stopping.set()
                 await self._finish_in_flight(workers, work)
                 raise
@@ -545,7 +549,7 @@ class Runner:
 
     async def _finish_in_flight(self, workers: list[asyncio.Future], work: _Work) -> None:
         """Give the requests in flight (paid for already) ``grace`` seconds to land in the store."""
-        in_flight = self._busy
+        in_flight = work.in_flight_at_stop
         if not in_flight:
             return
         self._stop_note = f"the {in_flight} requests in flight were abandoned"  # unless they land
@@ -557,7 +561,8 @@ class Runner:
         finally:  # a Ctrl-C while waiting cuts the wait short
             abandoned, kept = self._busy, work.kept_after_stop
             if not abandoned:
-                self._stop_note = f"the {in_flight} requests in flight when it stopped were let finish: {kept} answers kept"
+                self._stop_note = (f"the {in_flight} requests in flight when it stopped were let finish: "
+                                   f"{kept} answers kept")
             else:
                 self._stop_note = (f"of the {in_flight} requests in flight when it stopped, {kept} brought answers "
                                    f"that were kept and {abandoned} were abandoned")
@@ -565,7 +570,7 @@ class Runner:
     def _final(self, exc: BaseException) -> BaseException:
         """The error that stopped the run, saying what became of the requests in flight."""
         if isinstance(exc, StoreFailed) and self.writer is not None:
-            exc = self.writer.failure_error()  # counts every answer spilled, the last ones too
+            return self.writer.failure_error()  # counts every answer spilled, the last ones too
         if self._stop_note and isinstance(exc, UserError) and str(exc).endswith("."):
             exc = type(exc)(f"{str(exc)[:-1]} ({self._stop_note}).")
         return exc
@@ -750,6 +755,7 @@ class _Work:
         self.ready: deque[int] = deque()
         self.waiting: list[int] = []
         self.stopped = False
+        self.in_flight_at_stop = 0
         self.kept_after_stop = 0
         self.chunk = 4 * runner.concurrency
         self._lock = asyncio.Lock()

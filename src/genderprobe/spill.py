@@ -71,14 +71,20 @@ class Spill:
 
     def _append(self, folder: Path, lines: str) -> None:
         path = self.path
+        new = path is None
         if path is None:
             path = folder / f"{_prefix(self.store_path)}{os.getpid()}-{time.time_ns()}.jsonl"
             header = json.dumps({"format": FORMAT, "store": str(self.store_path)}, ensure_ascii=False) + "\n"
             lines = header + lines
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(lines)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(lines)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            if new:  # a file cut short before its header was whole would never be read: leave none
+                path.unlink(missing_ok=True)
+            raise
         self.path = path
         if path not in self.files:
             self.files.append(path)

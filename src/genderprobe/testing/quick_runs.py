@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import resource
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,22 +26,29 @@ _CONTEXT: Any = None
 PRELOAD = "genderprobe.testing.quick_runs_preload"
 
 
-def start_run(args: Sequence[str], *, env: Mapping[str, str], log: Path) -> Any:
-    """Start ``genderprobe ARGS`` in a forked process; its standard output and error go to ``log``."""
+def start_run(args: Sequence[str], *, env: Mapping[str, str], log: Path, file_size_limit: int | None = None) -> Any:
+    """Start ``genderprobe ARGS`` in a forked process; its standard output and error go to ``log``.
+
+    file_size_limit: the most bytes any file the run writes may hold (RLIMIT_FSIZE): a write
+        past it fails with EFBIG, as a write to a full disk fails with ENOSPC.
+    """
     global _CONTEXT
     if _CONTEXT is None:
         _CONTEXT = multiprocessing.get_context("forkserver")
         _CONTEXT.set_forkserver_preload([PRELOAD])
-    process = _CONTEXT.Process(target=_main, args=(list(args), dict(env), str(log)), daemon=True)
+    process = _CONTEXT.Process(target=_main, args=(list(args), dict(env), str(log), file_size_limit), daemon=True)
     process.start()
     return process
 
 
-def _main(args: list[str], env: dict[str, str], log: str) -> None:
+def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int | None) -> None:
     os.environ.update(env)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
+    if file_size_limit is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
     from genderprobe.cli import main
 
     try:
