@@ -21,7 +21,7 @@ from typing import Any
 from genderprobe.accounting import cost
 from genderprobe.models import get_model
 from genderprobe.models.base import Model, Request, Response
-from genderprobe.store import Store, request_key
+from genderprobe.store import Store, request_keys
 
 
 @dataclass
@@ -52,7 +52,7 @@ class DryRun:
         found: dict[bytes, Response] = {}
         keys: list[bytes] = []
         if self.store:
-            keys = [request_key(self.model.identity, r) for r in requests]
+            keys = request_keys(self.model.identity, requests)
             found = self.store.get_many(keys, max_age=self.max_age)
         out: list[Response | None] = [found.get(k) for k in keys] if keys else [None] * len(requests)
         missing = [i for i, r in enumerate(out) if r is None]

@@ -41,7 +41,7 @@ from typing import Any
 from genderprobe.claims import Claims
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
-from genderprobe.store import Store, request_key
+from genderprobe.store import Store, request_keys
 from genderprobe.store_writer import StoreFailed, StoreWriter
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
@@ -297,7 +297,7 @@ class Runner:
             )
         if self.progress is not None:
             self.progress.expect(len(requests))  # type: ignore[attr-defined]
-        keys = self._keys(requests) if self.model.cacheable else []
+        keys = request_keys(self.model.identity, requests) if self.model.cacheable else []
         responses: list[Response | None] = [None] * len(requests)
         if self.store:
             self._take_in_spills()
@@ -344,16 +344,6 @@ class Runner:
                 self.model.close()
 
     # -- keys, identical requests and what an earlier run spilled ----------------
-
-    def _keys(self, requests: Sequence[Request]) -> list[bytes]:
-        identity = self.model.identity
-        try:
-            return [request_key(identity, r) for r in requests]
-        except UnicodeEncodeError:
-            raise UserError(
-                "A prompt or parameter holds text that is not valid Unicode (a lone surrogate, as a "
-                "command-line argument that is not UTF-8 becomes); pass it as UTF-8 text."
-            ) from None
 
     def _take_in_spills(self) -> None:
         """Before anything is sent: the answers an earlier run spilled when the disk was full."""

@@ -106,6 +106,17 @@ def request_key(model_identity: str, request: Request) -> bytes:
     return hashlib.sha256(payload.encode("utf-8")).digest()
 
 
+def request_keys(model_identity: str, requests: Sequence[Request]) -> list[bytes]:
+    """The keys of ``requests``; text that is not valid Unicode (a lone surrogate) is one sentence."""
+    try:
+        return [request_key(model_identity, r) for r in requests]
+    except UnicodeEncodeError:
+        raise UserError(
+            "A prompt or parameter holds text that is not valid Unicode (a lone surrogate, as a "
+            "command-line argument that is not UTF-8 becomes); pass it as UTF-8 text."
+        ) from None
+
+
 def model_matches(identity: str, spec: str) -> bool:
     """Whether a stored model identity (``openai:m@URL``) belongs to ``spec`` (``openai:m``)."""
     return identity == spec or identity.startswith(spec + "@")

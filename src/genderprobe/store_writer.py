@@ -183,11 +183,11 @@ class StoreWriter:
                         break
                 stop = _STOP in jobs
                 jobs = [j for j in jobs if j is not _STOP]
-                if self.claims is not None and time.monotonic() - renewed >= renew_every:
-                    jobs.append(_Job(self.claims.renew))
-                    renewed = time.monotonic()
                 if jobs:
                     self._commit(jobs)
+                if self.claims is not None and time.monotonic() - renewed >= renew_every:
+                    self._renew()
+                    renewed = time.monotonic()
                 if stop:
                     return
         finally:
@@ -222,6 +222,20 @@ class StoreWriter:
         error = self.failure_error()
         for job in jobs:
             _settle(job, error=error)
+
+    def _renew(self) -> None:
+        """Push this runner's claims' expiry on; a renewal the store refuses (held by another
+        process a while) is tried again next time, and stops nothing."""
+        if self.failure is not None or self.claims is None:
+            return
+        db = None
+        try:
+            db = self._db = self._db or self.store.connect()
+            db.execute("BEGIN IMMEDIATE")
+            self.claims.renew(db)
+            db.execute("COMMIT")
+        except sqlite3.DatabaseError:
+            _rollback(db)
 
     def _spill(self, rows: Rows) -> None:
         try:
