@@ -279,7 +279,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         def runner_for(opened: Any, judge_label: str | None = None) -> Any:
             """The model's runner (a dry run's counter with --dry-run); judges get their own progress line."""
             if config.dry_run:
-                return DryRun(opened, store, max_age=config.cache_max_age)
+                return DryRun(opened, store, max_age=config.cache_max_age, max_requests=config.max_requests)
             if judge_label is None:
                 return Runner(opened, store, progress=progress, batch=config.batch,
                               batch_poll_interval=config.batch_poll_interval, **engine, **own_batch)

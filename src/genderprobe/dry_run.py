@@ -22,6 +22,7 @@ from genderprobe.accounting import cost
 from genderprobe.models import get_model
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_keys
+from genderprobe.work_bounds import check_running_total
 
 
 @dataclass
@@ -40,15 +41,18 @@ class DryRunStats:
 class DryRun:
     """Counts requests instead of sending them. Call it like a runner."""
 
-    def __init__(self, model: Model, store: Store | None, *, max_age: float | None = None):
+    def __init__(self, model: Model, store: Store | None, *, max_age: float | None = None,
+                 max_requests: int | None = None):
         self.model = model
         self.store = store if model.cacheable else None
         self.max_age = max_age
+        self.max_requests = max_requests
         self.stats = DryRunStats()
         self._stand_in = get_model("reference:random")
 
     def __call__(self, requests: Sequence[Request]) -> list[Response]:
         self.stats.requests += len(requests)
+        check_running_total(self.max_requests, self.model.spec, self.stats.requests)
         found: dict[bytes, Response] = {}
         keys: list[bytes] = []
         if self.store:

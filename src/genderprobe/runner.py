@@ -43,6 +43,7 @@ from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
 from genderprobe.store import Store, request_keys
 from genderprobe.store_writer import StoreFailed, StoreWriter
+from genderprobe.work_bounds import check_running_total
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
 log = logging.getLogger(__name__)
@@ -290,11 +291,7 @@ class Runner:
 
     def __call__(self, requests: Sequence[Request]) -> list[Response]:
         self.stats.requests += len(requests)
-        if self.max_requests is not None and self.stats.requests > self.max_requests:
-            raise UserError(
-                f"This run asks {self.model.spec} for more than {self.max_requests:,} requests "
-                f"({self.stats.requests:,} so far), the limit --max-requests sets; raise it if you mean it."
-            )
+        check_running_total(self.max_requests, self.model.spec, self.stats.requests)
         if self.progress is not None:
             self.progress.expect(len(requests))  # type: ignore[attr-defined]
         keys = request_keys(self.model.identity, requests) if self.model.cacheable else []

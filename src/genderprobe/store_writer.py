@@ -60,8 +60,9 @@ _STOP = object()
 class StoreWriter:
     """Writes one runner's answers and claims from a thread of its own, with a connection of its own.
 
-    Each method returns a :class:`concurrent.futures.Future` that is done once
-    the write is committed (or has failed: then it holds a :class:`StoreFailed`).
+    :meth:`akeep` returns once its answer is committed; the other methods return a
+    :class:`concurrent.futures.Future` that is done once the write is committed.
+    A write that failed raises :class:`StoreFailed` there.
     """
 
     def __init__(self, store: Store, model: str, *, claims: Claims | None = None, spill_to: Sequence[Any] = ()):
@@ -127,6 +128,9 @@ class StoreWriter:
 
     def close(self) -> None:
         """Commit what is queued, then stop the thread and close its connection."""
+        if self._tick:  # answers of a tick a second Ctrl-C stopped the event loop before sending
+            tick, self._tick = self._tick, []
+            self._submit(self._keep_job([(k, r, q) for k, r, q, _ in tick]))
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join()

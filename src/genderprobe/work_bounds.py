@@ -38,6 +38,15 @@ def check_work(probe: Any, limit: int | None, *, dry_run: bool) -> int | None:
     )
 
 
+def check_running_total(limit: int | None, model: str, so_far: int) -> None:
+    """For probes that cannot count ahead: refuse, list by list, before anything above the limit is sent."""
+    if limit is not None and so_far > limit:
+        raise UserError(
+            f"This run asks {model} for more than {limit:,} requests ({so_far:,} so far), the limit "
+            f"--max-requests sets; choose fewer items or repetitions, or raise --max-requests if you mean it."
+        )
+
+
 def check_limit(limit: Any) -> int | None:
     if limit is None:
         return None

@@ -76,3 +76,10 @@ def test_quiet_keeps_the_warnings_at_the_end():
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Warning: sample_k 5 covers 1 of 8 topics")
     assert "diff_success_rate" not in result.output  # the summary stays quiet
+
+
+def test_a_dry_run_of_a_probe_that_cannot_count_ahead_stops_at_the_limit_too():
+    result = cli("run", "genmo", "--model", "reference:random", "--sample-k", "60", "--max-requests", "100",
+                 "--dry-run")
+    assert result.exit_code == 2
+    assert "more than 100 requests" in result.output and "Traceback" not in result.output
