@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS claims (
     host TEXT NOT NULL,
     pid INTEGER NOT NULL,
     expires REAL NOT NULL
-);
+) WITHOUT ROWID;
 """
 
 # The tables a store holds (the batch ledger adds ``batches``).
