@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import math
 import random
 import sys
 import time
@@ -41,9 +40,11 @@ from typing import Any
 from genderprobe.claims import Claims
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
+from genderprobe.pacing import AdaptiveLimit, Pacer
 from genderprobe.store import Store, request_keys
 from genderprobe.store_writer import StoreFailed, StoreWriter
 from genderprobe.work_bounds import check_running_total
+from genderprobe.work_queue import WAIT_POLL, WorkQueue, unique_missing
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
 log = logging.getLogger(__name__)
@@ -55,8 +56,6 @@ FIRST_CONTACT_RETRIES = 2
 EARLY_EMPTY = 20
 # Seconds the requests in flight get to land in the store when a run stops.
 GRACE = 10.0
-# Seconds between looks at prompts another process is asking.
-WAIT_POLL = 0.25
 
 
 class TooManyErrors(RunFailed):
@@ -65,6 +64,14 @@ class TooManyErrors(RunFailed):
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped the run; the message says what became of the requests in flight."""
+
+
+@dataclass
+class _Stop:
+    """A run's stop: the requests in flight at that moment, and the answers they brought that were kept."""
+
+    in_flight: int = 0
+    kept: int = 0
 
 
 @dataclass
@@ -121,93 +128,6 @@ class RunStats:
             self.served_models[r.served_model] += 1
         if r.fingerprint:
             self.fingerprints[r.fingerprint] += 1
-
-
-class Pacer:
-    """A token bucket for per-minute limits that may run into debt.
-
-    It holds at most one second's worth, so any minute sees at most the limit
-    plus one second's worth. A request whose cost exceeds that waits for a full
-    bucket and leaves it in debt; :meth:`settle` corrects an estimated cost.
-    """
-
-    def __init__(self, per_minute: float, clock: Any = time.monotonic):
-        if per_minute <= 0:
-            raise UserError(f"A per-minute limit must be positive; got {per_minute!r}.")
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, self.rate)
-        self.level = self.capacity
-        self._clock = clock
-        self._updated = clock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self.level = min(self.capacity, self.level + (now - self._updated) * self.rate)
-        self._updated = now
-
-    def delay(self, cost: float) -> float:
-        """Seconds to wait before ``cost`` may be taken (0: take it now)."""
-        self._refill()
-        need = min(cost, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
-
-    async def take(self, cost: float) -> None:
-        while (wait := self.delay(cost)) > 0:
-            await asyncio.sleep(wait)
-        self.level -= cost
-
-    def settle(self, extra: float) -> None:
-        """Charge (or refund, if negative) the difference between actual and estimated cost."""
-        self.level = min(self.capacity, self.level - extra)
-
-
-class AdaptiveLimit:
-    """How many requests may be in flight: halves on throttling, grows back by one."""
-
-    def __init__(self, maximum: int, *, cooldown: float = 1.0, clock: Any = time.monotonic):
-        self.maximum = maximum
-        self.limit = maximum
-        self.lowest = maximum
-        self.in_flight = 0
-        self.cooldown = cooldown
-        self._clock = clock
-        self._last_cut = -math.inf
-        self._successes = 0
-        self._cond: asyncio.Condition | None = None
-
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
-
-    async def acquire(self) -> None:
-        cond = self._condition()
-        async with cond:
-            await cond.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-
-    async def release(self) -> None:
-        cond = self._condition()
-        async with cond:
-            self.in_flight -= 1
-            cond.notify_all()
-
-    def throttled(self) -> None:
-        now = self._clock()
-        if now - self._last_cut < self.cooldown:
-            return  # answers to requests sent before the last cut say nothing new
-        self._last_cut = now
-        self.limit = max(1, self.limit // 2)
-        self.lowest = min(self.lowest, self.limit)
-        self._successes = 0
-
-    def succeeded(self) -> None:
-        if self.limit >= self.maximum:
-            return
-        self._successes += 1
-        if self._successes >= self.limit:
-            self._successes = 0
-            self.limit += 1
 
 
 class Runner:
@@ -307,7 +227,7 @@ class Runner:
             n_cached = sum(1 for r in responses if r is not None)
             self.stats.cached += n_cached
             self._advance(n_cached, cached=n_cached)
-        missing, copies = _unique_missing(keys, responses)
+        missing, copies = unique_missing(keys, responses)
         try:
             if missing and self.batch:
                 from genderprobe.batch import answer_by_batch
@@ -447,7 +367,13 @@ class Runner:
             self._release_claims()
 
     async def _run_async(self, requests, keys, missing, responses) -> None:
-        work = _Work(self, keys, missing, responses)
+        async def claim(chunk: list[int]) -> tuple[list[int], list[int]]:
+            assert self.writer is not None
+            claimed = await asyncio.wrap_future(self.writer.claim([keys[i] for i in chunk], self._since()))
+            return self._sort_claimed(keys, chunk, responses, claimed)
+
+        work = WorkQueue(missing, claim if self.writer else None, 4 * self.concurrency)
+        stop = _Stop()
         halted: list[BaseException] = []
         stopping = asyncio.Event()
 
@@ -455,7 +381,7 @@ class Runner:
             """Send nothing more; ``failed_here``: the halting request brought no answer to keep."""
             if not halted:
                 halted.append(exc)
-                work.in_flight_at_stop = self._busy - failed_here
+                stop.in_flight = self._busy - failed_here
             stopping.set()
             work.stopped = True
 
@@ -474,7 +400,7 @@ class Runner:
                 except StoreFailed as exc:
                     halt(exc)  # the answer is in the spill file
             if stopping.is_set():
-                work.kept_after_stop += r.ok
+                stop.kept += r.ok
             self._advance(1, errors=errors, tokens=r.prompt_tokens + r.completion_tokens)
             if errors:
                 try:
@@ -503,13 +429,15 @@ class Runner:
             # The first request goes alone: a wrong URL, key, model name or
             # parameter is reported after one paid request, not after a full
             # round of them.
-            await self._supervise([asyncio.ensure_future(worker(once=True))], stopping, work)
+            await self._supervise([asyncio.ensure_future(worker(once=True))], stopping, work, stop)
         if not halted:
-            await self._supervise([asyncio.ensure_future(worker()) for _ in range(self.concurrency)], stopping, work)
+            await self._supervise([asyncio.ensure_future(worker()) for _ in range(self.concurrency)], stopping,
+                                  work, stop)
         if halted:
             raise self._final(halted[0])
 
-    async def _supervise(self, workers: list[asyncio.Future], stopping: asyncio.Event, work: _Work) -> None:
+    async def _supervise(self, workers: list[asyncio.Future], stopping: asyncio.Event, work: WorkQueue,
+                         stop: _Stop) -> None:
         """Wait for the workers; on a stop (an error, Ctrl-C, SIGTERM), let the requests in flight land first."""
         all_done = asyncio.gather(*workers)
         # Mark its outcome as seen: after a stop it ends with the workers' cancellation.
@@ -520,12 +448,12 @@ class Runner:
                 await asyncio.wait({all_done, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: send nothing more
                 work.stopped = True
-                work.in_flight_at_stop = self._busy
+                stop.in_flight = self._busy
                 stopping.set()
-                await self._finish_in_flight(workers, work)
+                await self._finish_in_flight(workers, stop)
                 raise
             if stopping.is_set():
-                await self._finish_in_flight(workers, work)
+                await self._finish_in_flight(workers, stop)
         finally:
             for task in (*workers, stop_wait):
                 task.cancel()
@@ -534,9 +462,9 @@ class Runner:
         if error is not None:
             raise error
 
-    async def _finish_in_flight(self, workers: list[asyncio.Future], work: _Work) -> None:
+    async def _finish_in_flight(self, workers: list[asyncio.Future], stop: _Stop) -> None:
         """Give the requests in flight (paid for already) ``grace`` seconds to land in the store."""
-        in_flight = work.in_flight_at_stop
+        in_flight = stop.in_flight
         if not in_flight:
             return
         self._stop_note = f"the {in_flight} requests in flight were abandoned"  # unless they land
@@ -546,7 +474,7 @@ class Runner:
         try:
             await asyncio.wait(workers, timeout=self.grace)
         finally:  # a Ctrl-C while waiting cuts the wait short
-            abandoned, kept = self._busy, work.kept_after_stop
+            abandoned, kept = self._busy, stop.kept
             if not abandoned:
                 self._stop_note = (f"the {in_flight} requests in flight when it stopped were let finish: "
                                    f"{kept} answers kept")
@@ -723,73 +651,6 @@ class Runner:
     def _advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None:
         if self.progress is not None and n:
             self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
-
-
-class _Work:
-    """Hands a runner's workers the requests still to ask, one index at a time.
-
-    With a store, the keys are claimed a chunk at a time (one write for many
-    requests); keys another live process is asking wait at the back and are
-    looked at again once everything else is handed out, until their answer is
-    stored (then it is read) or their claim lapses (then it is asked here).
-    """
-
-    def __init__(self, runner: Runner, keys: list[bytes], missing: list[int], responses: list[Response | None]):
-        self.runner = runner
-        self.keys = keys
-        self.responses = responses
-        self.todo = deque(missing)
-        self.ready: deque[int] = deque()
-        self.waiting: list[int] = []
-        self.stopped = False
-        self.in_flight_at_stop = 0
-        self.kept_after_stop = 0
-        self.chunk = 4 * runner.concurrency
-        self._lock = asyncio.Lock()
-
-    async def next(self) -> int | None:
-        while not self.stopped:
-            if self.ready:
-                return self.ready.popleft()
-            async with self._lock:
-                if self.ready or self.stopped:
-                    continue
-                if self.todo:
-                    chunk = [self.todo.popleft() for _ in range(min(self.chunk, len(self.todo)))]
-                elif self.waiting:
-                    await asyncio.sleep(WAIT_POLL)
-                    chunk, self.waiting = self.waiting, []
-                else:
-                    return None
-                await self._claim(chunk)
-        return None
-
-    async def _claim(self, chunk: list[int]) -> None:
-        runner = self.runner
-        if runner.writer is None:
-            self.ready.extend(chunk)
-            return
-        claimed = await asyncio.wrap_future(runner.writer.claim([self.keys[i] for i in chunk], runner._since()))
-        mine, busy = runner._sort_claimed(self.keys, chunk, self.responses, claimed)
-        self.ready.extend(mine)
-        self.waiting += busy
-
-
-def _unique_missing(keys: list[bytes], responses: list[Response | None]) -> tuple[list[int], list[tuple[int, int]]]:
-    """(indices to ask, (copy, original) pairs): a request identical to an earlier one of the list is asked once."""
-    if not keys:
-        return [i for i, r in enumerate(responses) if r is None], []
-    first: dict[bytes, int] = {}
-    missing, copies = [], []
-    for i, r in enumerate(responses):
-        if r is not None:
-            continue
-        j = first.setdefault(keys[i], i)
-        if j == i:
-            missing.append(i)
-        else:
-            copies.append((i, j))
-    return missing, copies
 
 
 def mark_empty(r: Response) -> None:

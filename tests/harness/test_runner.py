@@ -13,7 +13,8 @@ from instruments import fake_key
 
 from genderprobe.errors import FatalModelError, RunFailed, UserError
 from genderprobe.models import ModelOptions, Request, get_model
-from genderprobe.runner import AdaptiveLimit, Pacer, Runner, TooManyErrors
+from genderprobe.pacing import AdaptiveLimit, Pacer
+from genderprobe.runner import Runner, TooManyErrors
 from genderprobe.store import Store
 from genderprobe.testing import Faults, OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
