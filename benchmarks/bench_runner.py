@@ -8,15 +8,24 @@
    Target: under 2 s (the server must see zero requests).
 3. End to end: a fully cached RelationshipLevy run of 3,000 items (6,000
    prompts) through the Python API, parsing and metrics included.
+4. The command line, as a user runs it: RelationshipLevy, 10,000 items (20,000
+   requests) at concurrency 64 against the server with 20 ms latency, records
+   and results written; wall time and the command's peak memory (max RSS).
+   Run alone with ``--only cli`` (``--cli-items``, ``--cli-latency`` change it).
 
     python benchmarks/bench_runner.py
     python benchmarks/bench_runner.py -n 4000 --latency 0.1 --progress
+    python benchmarks/bench_runner.py --only cli
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -52,8 +61,41 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--cached", type=int, default=6000)
     parser.add_argument("--progress", action="store_true", help="drive a (hidden) progress bar too")
+    parser.add_argument("--only", choices=("runner", "cli"), default=None, help="run one part only")
+    parser.add_argument("--cli-items", type=int, default=10_000)
+    parser.add_argument("--cli-latency", type=float, default=0.02)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-runner-"))
+    if args.only != "runner":
+        command_line(args, work)
+    if args.only != "cli":
+        runner_parts(args, work)
+
+
+def command_line(args: argparse.Namespace, work: Path) -> None:
+    """``genderprobe run relationship-levy`` in a process of its own: wall time and peak memory."""
+    with spawn_openai_server("--latency", str(args.cli_latency)) as server:
+        command = [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "--model", "openai:bench",
+                   "--base-url", server.base_url, "--sample-k", str(args.cli_items),
+                   "--concurrency", str(args.concurrency), "--cache-dir", str(work / "cli-cache"),
+                   "--out", str(work / "cli-out"), "--quiet"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = time.perf_counter()
+        done = subprocess.run(command, env={**os.environ, "OPENAI_API_KEY": "sk-bench"}, capture_output=True, text=True)
+        wall = time.perf_counter() - wall
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        peak_mb = after.ru_maxrss / 1024
+        sent = server.stats()["total_requests"]
+    assert done.returncode == 0, done.stderr
+    n = 2 * args.cli_items
+    ideal = n * args.cli_latency / args.concurrency
+    print(f"command line: relationship-levy, {args.cli_items:,} items = {n:,} requests at "
+          f"{args.cli_latency * 1000:.0f} ms, concurrency {args.concurrency}: {wall:.1f} s "
+          f"(ideal {ideal:.1f} s), CPU {cpu:.1f} s, peak memory {peak_mb:.0f} MB, {sent:,} requests reached the server")
+
+
+def runner_parts(args: argparse.Namespace, work: Path) -> None:
     options = dict(api_key="sk-bench", timeout=30)
 
     with spawn_openai_server("--latency", str(args.latency)) as server:

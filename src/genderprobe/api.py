@@ -16,7 +16,8 @@ from typing import Any
 from genderprobe.accounting import empty_warnings, runner_accounting
 from genderprobe.breakdown_tests import breakdown_tests
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
-from genderprobe.dry_run import DryRun, dry_run_document
+from genderprobe.disk import is_full, out_disk_error
+from genderprobe.dry_run import DryRun, counted_document, dry_run_document
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
@@ -36,6 +37,7 @@ from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
 from genderprobe.store import Store, default_cache_dir
 from genderprobe.validity import assess
+from genderprobe.work_bounds import DEFAULT_MAX_REQUESTS, check_limit, check_work
 
 RESULTS_SCHEMA = 1
 
@@ -64,6 +66,8 @@ class RunConfig:
     # from the papers, which let models answer freely).
     constrain_answers: bool = False
     concurrency: int = 8
+    # Most requests a run may send to a model (None: no limit); counted before building where the probe can.
+    max_requests: int | None = DEFAULT_MAX_REQUESTS
     rpm: float | None = None
     tpm: float | None = None
     max_retries: int = 6
@@ -209,6 +213,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         if config.out_dir is None or not config.keep_records:
             raise UserError("Parquet records (--parquet) need --out and records (drop --no-records).")
         require_pyarrow()
+    counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
+    if counted is not None:  # a dry run above the limit: counted, nothing built
+        return RunOutput(result=ProbeResult(metrics={}),
+                         document=counted_document(probe, config.model, counted, config.max_requests))
     records_format = choose_format(config.records_format, probe.expected_records())
     if config.out_dir is not None:
         _check_out_dir(Path(config.out_dir))
@@ -264,13 +272,15 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             "max_retries": config.max_retries,
             "max_error_rate": config.max_error_rate,
             "cache_max_age": config.cache_max_age,
+            "max_requests": config.max_requests,
+            "spill_to": (config.out_dir,) if config.out_dir else (),  # should the store's disk fill up
         }
         progress = config.progress
 
         def runner_for(opened: Any, judge_label: str | None = None) -> Any:
             """The model's runner (a dry run's counter with --dry-run); judges get their own progress line."""
             if config.dry_run:
-                return DryRun(opened, store, max_age=config.cache_max_age)
+                return DryRun(opened, store, max_age=config.cache_max_age, max_requests=config.max_requests)
             if judge_label is None:
                 return Runner(opened, store, progress=progress, batch=config.batch,
                               batch_poll_interval=config.batch_poll_interval, **engine, **own_batch)
@@ -313,7 +323,12 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             reader_judge=reader_judge,
         )
         started = dt.datetime.now(dt.UTC)
-        result = probe.run(ctx)
+        try:
+            result = probe.run(ctx)
+        except OSError as exc:  # the records' disk filled up: the answers are in the store
+            if config.out_dir is None or not is_full(exc):
+                raise
+            raise out_disk_error(records_path or Path(config.out_dir), exc) from None
         if reader_judge:
             _add_reader_judge(result, reader_judge)
     except BaseException:
@@ -467,6 +482,8 @@ def _output(write: Any, path: Path | None) -> Any:
     try:
         return write()
     except OSError as exc:
+        if is_full(exc) and path is not None:
+            raise out_disk_error(path, exc) from None
         raise UserError(
             f"Cannot write {path}: {exc.strerror or exc}; choose another --out "
             f"(answers already received are kept in the store)."

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from genderprobe import __version__
+from genderprobe.arguments import refuse_non_utf8
 from genderprobe.contract import Probe
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.mark_gate import MarkGateFailed, check_threshold, enforce
@@ -42,6 +43,7 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            refuse_non_utf8(ctx.args)
             return super().invoke(ctx)
         except MarkGateFailed as exc:
             click.secho(f"Error: {exc}", err=True, fg="red")
@@ -52,8 +54,10 @@ class _Group(click.Group):
         except UserError as exc:
             click.secho(f"Error: {exc}", err=True, fg="red")
             ctx.exit(2)
-        except KeyboardInterrupt:
-            click.secho("Interrupted: answers received so far are in the store; run again to resume.", err=True)
+        except KeyboardInterrupt as exc:
+            # The runner's Interrupted says what became of the requests in flight.
+            click.secho(str(exc) or "Interrupted: answers received so far are in the store; run again to resume.",
+                        err=True)
             ctx.exit(130)
 
 
@@ -133,6 +137,9 @@ _COMMON = [
     click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
     click.option("--timeout", type=float, default=None, help="Seconds per request [default: 60]."),
     click.option("--concurrency", type=int, default=None, help="Most requests in flight at once [default: 8]."),
+    click.option("--max-requests", type=int, default=None,
+                 help="Most requests a run may send to a model; above it the run stops before building its "
+                      "prompts [default: 40,000,000]."),
     click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                  help="Answer requests in this process or on Ray workers."),
     click.option("--ray-address", default=None, help="Ray cluster to join (default: RAY_ADDRESS, else a local instance)."),
@@ -328,6 +335,13 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
         print_validity(out.document, output_console())  # last: what limits these numbers
+    elif opts["quiet"]:  # quiet drops the summary, never the warnings about what it measured
+        for warning in out.document.get("warnings") or []:
+            click.echo(f"Warning: {warning}", err=True)
+        from genderprobe.validity import problem_lines
+
+        for line in problem_lines(out.document):
+            click.echo(f"Validity: {line}", err=True)
     if opts["export"] and out.results_path and out.records_path:
         from genderprobe.hf_dataset import export_hf_dataset
 
@@ -360,17 +374,10 @@ def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:
 
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
-    click.echo(f"Dry run: {doc['probe']} on {doc['model']}" + (f" at {doc['endpoint']}" if doc["endpoint"] else ""))
-    for role, e in doc["dry_run"].items():
-        line = (f"  {role.replace('_', ' ')} {e['model']}: {e['requests']:,} requests, {e['cached']:,} already stored, "
-                f"{e['to_send']:,} to send; about {e['prompt_tokens']:,} tokens in, at most "
-                f"{e['completion_tokens']:,} out")
-        if e["unbounded"]:
-            line += f" (and {e['unbounded']:,} answers with no --max-tokens bound)"
-        if "cost_usd_at_most" in e:
-            line += f"; at most ${e['cost_usd_at_most']:,.4f}"
+    from genderprobe.dry_run import dry_run_lines
+
+    for line in dry_run_lines(doc):
         click.echo(line)
-    click.echo(doc["note"])
 
 
 @contextlib.contextmanager
@@ -404,6 +411,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
     """The run's settings: flags first, then the config file, then defaults."""
     from genderprobe.api import RunConfig
     from genderprobe.config import check_option, load_config, merged, parse_duration
+    from genderprobe.work_bounds import DEFAULT_MAX_REQUESTS
 
     # A suite passes its file's run sections already read (genderprobe.cli_commands.suite).
     fc = opts.get("file_config") or load_config(opts["config_file"])
@@ -412,6 +420,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         ("generation", "max_tokens", "--max-tokens"), ("model", "timeout", "--timeout"),
         ("run", "concurrency", "--concurrency"), ("run", "rpm", "--rpm"), ("run", "tpm", "--tpm"),
         ("run", "max_retries", "--max-retries"), ("run", "max_error_rate", "--max-error-rate"),
+        ("run", "max_requests", "--max-requests"),
     ):
         check_option(section, key, opts[key], flag)
     if opts["resamples"] < 1:
@@ -459,6 +468,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         score_options=opts["score_options"],
         constrain_answers=opts["constrain_answers"],
         concurrency=merged(opts["concurrency"], fc, "run", "concurrency", 8),
+        max_requests=merged(opts["max_requests"], fc, "run", "max_requests", DEFAULT_MAX_REQUESTS),
         rpm=merged(opts["rpm"], fc, "run", "rpm"),
         tpm=merged(opts["tpm"], fc, "run", "tpm"),
         max_retries=merged(opts["max_retries"], fc, "run", "max_retries", 6),

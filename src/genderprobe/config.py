@@ -180,6 +180,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
     },
     "run": {
         "concurrency": _whole(1, 4096),
+        "max_requests": _whole(1),
         "rpm": _number(above=0.0),
         "tpm": _number(above=0.0),
         "max_retries": _whole(0, 100),

@@ -1,39 +1,50 @@
 """The runner: the only stage with side effects.
 
 It answers lists of requests for a probe: answers already in the store are
-returned without asking; the rest are sent with bounded concurrency and
-optional requests-per-minute / tokens-per-minute limits, retried with
-exponential backoff and jitter when the failure is transient (honouring
-Retry-After), and written to the store as they arrive (batched, at most
-``flush_interval`` seconds after arrival), so a crash loses at most the
-requests in flight.
+returned without asking; identical requests in one list are asked once; the
+rest are claimed in the store (so that another process asking the same waits
+instead of paying again, see :mod:`genderprobe.claims`), sent with bounded
+concurrency and optional requests-per-minute / tokens-per-minute limits,
+retried with exponential backoff and jitter when the failure is transient
+(honouring Retry-After at the moment a request is sent), and committed to
+the store as they arrive, before the request's place among those in flight
+is reused (:mod:`genderprobe.store_writer`): a crash loses at most the
+requests in flight, never an answer received.
 
 While the server throttles (429, 503) the number of requests in flight is
 halved, at most once per ``cooldown``; it grows back by one per ``limit``
 successes (additive increase, multiplicative decrease).
 
-A fatal error (bad request, bad key, unknown model) stops the run at once. A
-request that still fails after its retries is recorded as an error; when the
-errors exceed ``max_error_rate`` of the requests the run fails with
-:class:`TooManyErrors`, keeping every answer already stored.
+A fatal error (bad request, bad key, unknown model) stops the run: no
+request is sent after it. A request that still fails after its retries is
+recorded as an error; when the errors exceed ``max_error_rate`` of the
+requests the run fails with :class:`TooManyErrors`, keeping every answer
+already stored. On such a stop, and on Ctrl-C or SIGTERM, the requests in
+flight (already paid for) get ``grace`` seconds to land in the store; a second
+Ctrl-C stops at once. The error says how many were kept.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-import math
 import random
-import threading
+import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe.claims import Claims
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
-from genderprobe.store import Store, request_key
+from genderprobe.pacing import AdaptiveLimit, Pacer
+from genderprobe.store import Store, request_keys
+from genderprobe.store_writer import StoreFailed, StoreWriter
+from genderprobe.work_bounds import check_running_total
+from genderprobe.work_queue import WAIT_POLL, WorkQueue, unique_missing
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
 log = logging.getLogger(__name__)
@@ -43,10 +54,24 @@ THROTTLE_KINDS = frozenset({"rate_limit", "overloaded"})
 FIRST_CONTACT_RETRIES = 2
 # A run whose first this-many answers were all empty stops: the server sends no text.
 EARLY_EMPTY = 20
+# Seconds the requests in flight get to land in the store when a run stops.
+GRACE = 10.0
 
 
 class TooManyErrors(RunFailed):
     """More requests failed after their retries than ``max_error_rate`` allows."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped the run; the message says what became of the requests in flight."""
+
+
+@dataclass
+class _Stop:
+    """A run's stop: the requests in flight at that moment, and the answers they brought that were kept."""
+
+    in_flight: int = 0
+    kept: int = 0
 
 
 @dataclass
@@ -61,6 +86,10 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     empty: int = 0  # answers with no text (counted among the errors too)
+    # Requests identical to another of the same list: asked once, answered alike (counted among the cached).
+    duplicates: int = 0
+    # Answers another process was asking at the same time: waited for, not paid for (among the cached).
+    waited: int = 0
     # Answers received through a provider's batch API (--batch), billed at half price.
     batched: int = 0
     batch_prompt_tokens: int = 0
@@ -80,6 +109,8 @@ class RunStats:
             "errors": self.errors,
             "error_kinds": dict(self.error_kinds),
             "empty": self.empty,
+            "duplicates": self.duplicates,
+            "waited": self.waited,
             "retries": self.retries,
             "throttled": self.throttled,
             "prompt_tokens": self.prompt_tokens,
@@ -99,93 +130,6 @@ class RunStats:
             self.fingerprints[r.fingerprint] += 1
 
 
-class Pacer:
-    """A token bucket for per-minute limits that may run into debt.
-
-    It holds at most one second's worth, so any minute sees at most the limit
-    plus one second's worth. A request whose cost exceeds that waits for a full
-    bucket and leaves it in debt; :meth:`settle` corrects an estimated cost.
-    """
-
-    def __init__(self, per_minute: float, clock: Any = time.monotonic):
-        if per_minute <= 0:
-            raise UserError(f"A per-minute limit must be positive; got {per_minute!r}.")
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, self.rate)
-        self.level = self.capacity
-        self._clock = clock
-        self._updated = clock()
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self.level = min(self.capacity, self.level + (now - self._updated) * self.rate)
-        self._updated = now
-
-    def delay(self, cost: float) -> float:
-        """Seconds to wait before ``cost`` may be taken (0: take it now)."""
-        self._refill()
-        need = min(cost, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
-
-    async def take(self, cost: float) -> None:
-        while (wait := self.delay(cost)) > 0:
-            await asyncio.sleep(wait)
-        self.level -= cost
-
-    def settle(self, extra: float) -> None:
-        """Charge (or refund, if negative) the difference between actual and estimated cost."""
-        self.level = min(self.capacity, self.level - extra)
-
-
-class AdaptiveLimit:
-    """How many requests may be in flight: halves on throttling, grows back by one."""
-
-    def __init__(self, maximum: int, *, cooldown: float = 1.0, clock: Any = time.monotonic):
-        self.maximum = maximum
-        self.limit = maximum
-        self.lowest = maximum
-        self.in_flight = 0
-        self.cooldown = cooldown
-        self._clock = clock
-        self._last_cut = -math.inf
-        self._successes = 0
-        self._cond: asyncio.Condition | None = None
-
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
-
-    async def acquire(self) -> None:
-        cond = self._condition()
-        async with cond:
-            await cond.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-
-    async def release(self) -> None:
-        cond = self._condition()
-        async with cond:
-            self.in_flight -= 1
-            cond.notify_all()
-
-    def throttled(self) -> None:
-        now = self._clock()
-        if now - self._last_cut < self.cooldown:
-            return  # answers to requests sent before the last cut say nothing new
-        self._last_cut = now
-        self.limit = max(1, self.limit // 2)
-        self.lowest = min(self.lowest, self.limit)
-        self._successes = 0
-
-    def succeeded(self) -> None:
-        if self.limit >= self.maximum:
-            return
-        self._successes += 1
-        if self._successes >= self.limit:
-            self._successes = 0
-            self.limit += 1
-
-
 class Runner:
     """Sends requests for one model. Call it like a function: ``runner(requests)``.
 
@@ -197,6 +141,9 @@ class Runner:
     max_error_rate: share of requests that may fail after their retries before
         the run fails (None: never).
     max_retry_after: longest Retry-After honoured, in seconds.
+    grace: seconds the requests in flight get to land in the store when the run stops.
+    spill_to: folders (beside the store's) for the spill file, should the store's disk fill up.
+    max_requests: most requests this runner takes (None: no limit); above it, one sentence.
     """
 
     def __init__(
@@ -213,12 +160,14 @@ class Runner:
         max_retry_after: float = 300.0,
         max_error_rate: float | None = 0.03,
         cooldown: float = 1.0,
-        flush_interval: float = 0.5,
         batch_size: int = 4096,
         progress: object | None = None,
         batch: bool = False,
         batch_poll_interval: float = 30.0,
         cache_max_age: float | None = None,
+        grace: float = GRACE,
+        spill_to: Sequence[Any] = (),
+        max_requests: int | None = None,
     ):
         if max_error_rate is not None and not 0.0 <= max_error_rate <= 1.0:
             raise UserError(f"--max-error-rate must lie between 0 and 1; got {max_error_rate!r}.")
@@ -234,7 +183,6 @@ class Runner:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.max_error_rate = max_error_rate
-        self.flush_interval = flush_interval
         self.batch_size = batch_size
         self.progress = progress
         # Send what is missing through the provider's batch API (half price) first;
@@ -242,29 +190,34 @@ class Runner:
         self.batch = batch
         self.batch_poll_interval = batch_poll_interval
         self.cache_max_age = cache_max_age
+        self.grace = grace
+        self.max_requests = max_requests
         self.limit = AdaptiveLimit(self.concurrency, cooldown=cooldown)
         self.stats = RunStats()
         # One event loop for the runner's life (the HTTP session lives on it).
-        # asyncio.Runner turns Ctrl-C into a cancellation of the run, which
-        # flushes the answers received, instead of a KeyboardInterrupt raised in
-        # whatever task (an HTTP library's) happens to be running.
+        # asyncio.Runner turns the first Ctrl-C into a cancellation of the run,
+        # which lets the requests in flight land, and a second into an
+        # immediate KeyboardInterrupt.
         self._aio: asyncio.Runner | None = None
-        self._pending: list[tuple[bytes, Response]] = []
-        self._asked: dict[bytes, Request] = {}  # the request behind each pending key, stored beside its answer
-        self._flush_lock = threading.Lock()
+        self.writer = (StoreWriter(self.store, model.identity, claims=Claims(), spill_to=spill_to)
+                       if self.store else None)
+        self._spills_taken = False
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._last_error: dict[str, str] = {}
+        self._busy = 0  # requests in flight or being committed
+        self._stop_note = ""  # what became of the requests in flight when the run stopped
 
     # -- public ---------------------------------------------------------
 
     def __call__(self, requests: Sequence[Request]) -> list[Response]:
         self.stats.requests += len(requests)
+        check_running_total(self.max_requests, self.model.spec, self.stats.requests)
         if self.progress is not None:
             self.progress.expect(len(requests))  # type: ignore[attr-defined]
-        identity = self.model.identity
-        keys = [request_key(identity, r) for r in requests] if self.store else []
+        keys = request_keys(self.model.identity, requests) if self.model.cacheable else []
         responses: list[Response | None] = [None] * len(requests)
         if self.store:
+            self._take_in_spills()
             cached = self.store.get_many(keys, max_age=self.cache_max_age)
             for i, k in enumerate(keys):
                 hit = cached.get(k)
@@ -274,25 +227,20 @@ class Runner:
             n_cached = sum(1 for r in responses if r is not None)
             self.stats.cached += n_cached
             self._advance(n_cached, cached=n_cached)
-        missing = [i for i, r in enumerate(responses) if r is None]
-        if self.store:
-            self._asked.update((keys[i], requests[i]) for i in missing)
-        if missing and self.batch:
-            from genderprobe.batch import answer_by_batch
+        missing, copies = unique_missing(keys, responses)
+        try:
+            if missing and self.batch:
+                from genderprobe.batch import answer_by_batch
 
-            try:
                 answer_by_batch(self, requests, keys, missing, responses)
-            finally:
-                self._flush()
-            missing = [i for i in missing if responses[i] is None]
-        if missing:
-            try:
+                missing = [i for i in missing if responses[i] is None]
+            if missing:
                 if self.model.batch_native:
                     self._run_batches(requests, keys, missing, responses)
                 else:
                     self._run_async_blocking(requests, keys, missing, responses)
-            finally:
-                self._flush()
+        finally:
+            self._share(copies, responses)
         self._check_totals(final=True)
         return responses  # type: ignore[return-value]
 
@@ -306,134 +254,263 @@ class Runner:
                     self._aio.close()
                     self._aio = None
         finally:
-            self.model.close()
+            try:
+                if self.writer is not None:
+                    self.writer.close()  # commits what the last requests brought
+            finally:
+                self.model.close()
+
+    # -- keys, identical requests and what an earlier run spilled ----------------
+
+    def _take_in_spills(self) -> None:
+        """Before anything is sent: the answers an earlier run spilled when the disk was full."""
+        if self.writer is not None and not self._spills_taken:
+            taken = self.writer.take_in_spills()
+            self._spills_taken = True
+            if taken:
+                log.warning("Took %d answers in from the spill file an earlier run left when the store's disk "
+                            "was full; they are in the store now.", taken)
+
+    def _share(self, copies: list[tuple[int, int]], responses: list[Response | None]) -> None:
+        """Give each request identical to an earlier one of the list that one's answer (it cost nothing)."""
+        shared = 0
+        for i, j in copies:
+            r = responses[j]
+            if r is not None:
+                responses[i] = dataclasses.replace(r, cached=True) if r.ok else r
+                shared += 1
+        if shared:
+            self.stats.cached += shared
+            self.stats.duplicates += shared
+            self._advance(shared, cached=shared)
+
+    def _keep_now(self, items: list[tuple[bytes, Response, Request | None]]) -> None:
+        """Commit answers before going on (the batch-native and batch-API paths)."""
+        if self.writer is not None and items:
+            self.writer.keep(items).result()
 
     # -- batch-native backends (reference, local weights) ----------------
 
     def _run_batches(self, requests, keys, missing, responses) -> None:
-        for start in range(0, len(missing), self.batch_size):
-            idx = missing[start : start + self.batch_size]
-            shown = 0
+        todo = deque(missing)
+        waiting: list[int] = []
+        try:
+            while todo or waiting:
+                if not todo:
+                    time.sleep(WAIT_POLL)  # only prompts another process is asking are left
+                    todo.extend(waiting)
+                    waiting = []
+                chunk = [todo.popleft() for _ in range(min(self.batch_size, len(todo)))]
+                idx, busy = self._claim_now(keys, chunk, responses)
+                waiting += busy
+                if not idx:
+                    continue
+                shown = 0
 
-            def finished(n: int) -> None:  # the backend has answered n more of this list
-                nonlocal shown
-                shown += n
-                self._advance(n)
+                def finished(n: int) -> None:  # the backend has answered n more of this list
+                    nonlocal shown
+                    shown += n
+                    self._advance(n)
 
-            self.model.progress = finished
+                self.model.progress = finished
+                try:
+                    answers = self.model.generate_batch([requests[i] for i in idx])
+                finally:
+                    self.model.progress = None
+                errors = tokens = 0
+                for i, r in zip(idx, answers):
+                    responses[i] = r
+                    errors += self._count(r)
+                    tokens += r.prompt_tokens + r.completion_tokens
+                self._keep_now([(keys[i], responses[i], requests[i]) for i in idx] if keys else [])
+                self._advance(len(idx) - shown, errors=errors, tokens=tokens)
+                self._check_totals(final=False)
+        except StoreFailed:
+            raise self.writer.failure_error() from None  # type: ignore[union-attr]
+        finally:
+            self._release_claims()
+
+    def _claim_now(self, keys, chunk: list[int], responses) -> tuple[list[int], list[int]]:
+        """(indices to ask, indices another process is asking) of ``chunk``; fills those answered meanwhile."""
+        if self.writer is None:
+            return chunk, []
+        return self._sort_claimed(keys, chunk, responses, self.writer.claim(
+            [keys[i] for i in chunk], self._since()).result())
+
+    def _sort_claimed(self, keys, chunk, responses, claimed) -> tuple[list[int], list[int]]:
+        index = {keys[i]: i for i in chunk}
+        if claimed.answered:
+            assert self.store is not None
+            found = self.store.get_many(claimed.answered)
+            for key, r in found.items():
+                responses[index[key]] = r
+                self.stats.note_server(r)
+            self.stats.cached += len(found)
+            self.stats.waited += len(found)
+            self._advance(len(found), cached=len(found))
+            # Gone again between the claim and the read (a cache clear): asked as any other.
+            claimed.busy += [k for k in claimed.answered if k not in found]
+        return [index[k] for k in claimed.mine], [index[k] for k in claimed.busy]
+
+    def _since(self) -> float | None:
+        return None if self.cache_max_age is None else time.time() - self.cache_max_age
+
+    def _release_claims(self) -> None:
+        if self.writer is not None and self.writer.failure is None:
             try:
-                answers = self.model.generate_batch([requests[i] for i in idx])
-            finally:
-                self.model.progress = None
-            errors = tokens = 0
-            for i, r in zip(idx, answers):
-                responses[i] = r
-                errors += self._count(r)
-                tokens += r.prompt_tokens + r.completion_tokens
-                if self.store:
-                    self._pending.append((keys[i], r))
-            self._flush()
-            self._advance(len(idx) - shown, errors=errors, tokens=tokens)
-            self._check_totals(final=False)
+                self.writer.release().result()
+            except StoreFailed:
+                pass  # they expire (and die with this process)
 
     # -- API backends ----------------------------------------------------
 
     def _run_async_blocking(self, requests, keys, missing, responses) -> None:
         if self._aio is None:
             self._aio = asyncio.Runner()
-        self._aio.run(self._run_async(requests, keys, missing, responses))
+        try:
+            self._aio.run(self._run_async(requests, keys, missing, responses))
+        except KeyboardInterrupt as exc:
+            note = self._stop_note or (f"the {self._busy} requests in flight were abandoned" if self._busy
+                                       else "no request was in flight")
+            raise Interrupted(f"Interrupted: {note}; every answer received is in the store, "
+                              f"so run again to resume.") from exc
+        finally:
+            self._release_claims()
 
     async def _run_async(self, requests, keys, missing, responses) -> None:
-        queue: list[int] = list(reversed(missing))
-        stop: list[BaseException] = []
-        stopped = asyncio.Event()
+        async def claim(chunk: list[int]) -> tuple[list[int], list[int]]:
+            assert self.writer is not None
+            claimed = await asyncio.wrap_future(self.writer.claim([keys[i] for i in chunk], self._since()))
+            return self._sort_claimed(keys, chunk, responses, claimed)
 
-        def halt(exc: BaseException) -> None:
-            stop.append(exc)
-            stopped.set()
+        work = WorkQueue(missing, claim if self.writer else None, 4 * self.concurrency)
+        stop = _Stop()
+        halted: list[BaseException] = []
+        stopping = asyncio.Event()
+
+        def halt(exc: BaseException, *, failed_here: bool = False) -> None:
+            """Send nothing more; ``failed_here``: the halting request brought no answer to keep."""
+            if not halted:
+                halted.append(exc)
+                stop.in_flight = self._busy - failed_here
+            stopping.set()
+            work.stopped = True
 
         async def answer(i: int) -> None:
             try:
                 r = await self._ask_with_retries(requests[i])
             except FatalModelError as exc:
-                halt(exc)
+                halt(exc, failed_here=True)
                 return
             responses[i] = r
             errors = self._count(r)
-            if self.store:
-                self._pending.append((keys[i], r))
+            if self.writer is not None:
+                try:
+                    # Committed before this worker takes its next request.
+                    await self.writer.akeep(keys[i], r, requests[i])
+                except StoreFailed as exc:
+                    halt(exc)  # the answer is in the spill file
+            if stopping.is_set():
+                stop.kept += r.ok
             self._advance(1, errors=errors, tokens=r.prompt_tokens + r.completion_tokens)
             if errors:
                 try:
                     self._check_failures(r, final=False)
                 except UserError as exc:
+                    halt(exc, failed_here=True)
+
+        async def worker(once: bool = False) -> None:
+            while True:
+                try:
+                    i = await work.next()
+                except StoreFailed as exc:
                     halt(exc)
+                    return
+                if i is None:
+                    return
+                self._busy += 1
+                try:
+                    await answer(i)
+                finally:
+                    self._busy -= 1
+                if once:
+                    return
 
-        async def worker() -> None:
-            while queue and not stop:
-                await answer(queue.pop())
-
-        if self.stats.sent == 0 and len(queue) > 1:
+        if self.stats.sent == 0 and len(missing) > 1:
             # The first request goes alone: a wrong URL, key, model name or
             # parameter is reported after one paid request, not after a full
             # round of them.
-            await answer(queue.pop())
-            if stop:
-                self._flush()
-                raise stop[0]
+            await self._supervise([asyncio.ensure_future(worker(once=True))], stopping, work, stop)
+        if not halted:
+            await self._supervise([asyncio.ensure_future(worker()) for _ in range(self.concurrency)], stopping,
+                                  work, stop)
+        if halted:
+            raise self._final(halted[0])
 
-        async def flusher() -> None:
-            while True:
-                await asyncio.sleep(self.flush_interval)
-                try:
-                    # In a thread: a store locked by another process makes the
-                    # write wait, and the requests must not wait with it.
-                    await asyncio.to_thread(self._flush)
-                except UserError as exc:  # the store became unwritable (locked, disk full)
-                    halt(exc)
-                    return
-
-        n_workers = min(self.concurrency, len(queue))
-        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+    async def _supervise(self, workers: list[asyncio.Future], stopping: asyncio.Event, work: WorkQueue,
+                         stop: _Stop) -> None:
+        """Wait for the workers; on a stop (an error, Ctrl-C, SIGTERM), let the requests in flight land first."""
         all_done = asyncio.gather(*workers)
         # Mark its outcome as seen: after a stop it ends with the workers' cancellation.
         all_done.add_done_callback(lambda f: f.cancelled() or f.exception())
-        stop_wait = asyncio.ensure_future(stopped.wait())
-        flush_task = asyncio.ensure_future(flusher())
+        stop_wait = asyncio.ensure_future(stopping.wait())
         try:
-            await asyncio.wait({all_done, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait({all_done, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # Ctrl-C, SIGTERM: send nothing more
+                work.stopped = True
+                stop.in_flight = self._busy
+                stopping.set()
+                await self._finish_in_flight(workers, stop)
+                raise
+            if stopping.is_set():
+                await self._finish_in_flight(workers, stop)
         finally:
-            # A fatal error stops the requests still in flight too.
-            for task in (*workers, stop_wait, flush_task):
+            for task in (*workers, stop_wait):
                 task.cancel()
-            await asyncio.gather(*workers, stop_wait, flush_task, return_exceptions=True)
-            self._flush()
-        if stop:
-            raise stop[0]
+            await asyncio.gather(*workers, stop_wait, return_exceptions=True)
         error = all_done.exception() if all_done.done() and not all_done.cancelled() else None
         if error is not None:
             raise error
 
-    def _flush(self) -> None:
-        # Forget a batch only once it is committed: an interrupt (Ctrl-C, SIGTERM)
-        # or a locked store mid-write leaves it pending for the final flush.
-        # Writing it twice is harmless (answers are keyed).
-        with self._flush_lock:  # the flusher's thread and the final flush never overlap
-            if self.store and self._pending:
-                n = len(self._pending)
-                self.store.put_many(self.model.identity, self._pending[:n], self._asked)
-                for key, _ in self._pending[:n]:
-                    self._asked.pop(key, None)
-                del self._pending[:n]
+    async def _finish_in_flight(self, workers: list[asyncio.Future], stop: _Stop) -> None:
+        """Give the requests in flight (paid for already) ``grace`` seconds to land in the store."""
+        in_flight = stop.in_flight
+        if not in_flight:
+            return
+        self._stop_note = f"the {in_flight} requests in flight were abandoned"  # unless they land
+        if self.progress is not None:
+            print(f"Stopping: waiting up to {self.grace:g} s for the {in_flight} requests in flight, already "
+                  f"paid for (Ctrl-C again to stop at once).", file=sys.stderr, flush=True)
+        try:
+            await asyncio.wait(workers, timeout=self.grace)
+        finally:  # a Ctrl-C while waiting cuts the wait short
+            abandoned, kept = self._busy, stop.kept
+            if not abandoned:
+                self._stop_note = (f"the {in_flight} requests in flight when it stopped were let finish: "
+                                   f"{kept} answers kept")
+            else:
+                self._stop_note = (f"of the {in_flight} requests in flight when it stopped, {kept} brought answers "
+                                   f"that were kept and {abandoned} were abandoned")
+
+    def _final(self, exc: BaseException) -> BaseException:
+        """The error that stopped the run, saying what became of the requests in flight."""
+        if isinstance(exc, StoreFailed) and self.writer is not None:
+            return self.writer.failure_error()  # counts every answer spilled, the last ones too
+        if self._stop_note and isinstance(exc, UserError) and str(exc).endswith("."):
+            exc = type(exc)(f"{str(exc)[:-1]} ({self._stop_note}).")
+        return exc
 
     async def _ask_with_retries(self, request: Request) -> Response:
         attempt = 0
         while True:
-            await self._wait_for_turn(request)
             estimate = self._estimate_tokens(request) if self.tpm else 0
             try:
                 await self.limit.acquire()
                 try:
+                    # With the slot in hand, right before sending: a Retry-After that
+                    # arrived while this request waited for its slot holds it too.
+                    await self._wait_for_turn(estimate)
                     response = await self.model.generate(request)
                 finally:
                     await self.limit.release()
@@ -478,14 +555,18 @@ class Runner:
             return min(self.max_retries, FIRST_CONTACT_RETRIES)
         return self.max_retries
 
-    async def _wait_for_turn(self, request: Request) -> None:
-        wait = self._resume_at - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
+    async def _wait_for_turn(self, tokens: int) -> None:
+        """Wait out a Retry-After hold and the rate limits; a hold that starts meanwhile is waited out too."""
+        await self._hold()
         if self.rpm:
             await self.rpm.take(1)
         if self.tpm:
-            await self.tpm.take(self._estimate_tokens(request))
+            await self.tpm.take(tokens)
+        await self._hold()
+
+    async def _hold(self) -> None:
+        while (wait := self._resume_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
 
     @staticmethod
     def _estimate_tokens(request: Request) -> int:

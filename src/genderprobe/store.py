@@ -12,9 +12,15 @@ shows it), and ``extra``, what the server said about the answer (the model
 that answered, its fingerprint, why generation stopped, a reasoning model's
 thinking). A cached run reads ``extra`` only: the request can be long.
 
-A store written by a newer schema, a file that is not a store, and a store
-locked by another process are reported in one sentence (:class:`UserError`)
-and never replaced.
+Look before writing: a file that already exists is first opened read-only
+and checked (SQLite's quick_check, then the schema), so a file written by a
+newer schema, a corrupt store, another application's SQLite file or a store
+locked by another process is reported in one sentence (:class:`UserError`)
+and its bytes are left exactly as they were: no WAL switch, no page written.
+
+The ``claims`` table holds the prompts runs are asking at the moment (see
+:mod:`genderprobe.claims`), so that a second process waits for an answer
+instead of paying for it again.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from genderprobe.disk import disk_sentence
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.models.base import Request, Response
 
@@ -56,7 +64,17 @@ CREATE TABLE IF NOT EXISTS errors (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS errors_key ON errors (key);
+CREATE TABLE IF NOT EXISTS claims (
+    key BLOB PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
 """
+
+# The tables a store holds (the batch ledger adds ``batches``).
+_STORE_TABLES = {"meta", "responses", "errors", "claims"}
 
 # Response fields kept in ``extra`` when set.
 _EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason")
@@ -88,6 +106,17 @@ def request_key(model_identity: str, request: Request) -> bytes:
     return hashlib.sha256(payload.encode("utf-8")).digest()
 
 
+def request_keys(model_identity: str, requests: Sequence[Request]) -> list[bytes]:
+    """The keys of ``requests``; text that is not valid Unicode (a lone surrogate) is one sentence."""
+    try:
+        return [request_key(model_identity, r) for r in requests]
+    except UnicodeEncodeError:
+        raise UserError(
+            "A prompt or parameter holds text that is not valid Unicode (a lone surrogate, as a "
+            "command-line argument that is not UTF-8 becomes); pass it as UTF-8 text."
+        ) from None
+
+
 def model_matches(identity: str, spec: str) -> bool:
     """Whether a stored model identity (``openai:m@URL``) belongs to ``spec`` (``openai:m``)."""
     return identity == spec or identity.startswith(spec + "@")
@@ -103,21 +132,20 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 10.0, create: bool = True):
         self.path = Path(path)
+        self.timeout = timeout
         if not create and not self.path.exists():
             raise UserError(f"There is no response store at {self.path} yet; a run with caching creates it.")
         self._db: sqlite3.Connection | None = None
         try:
             if self.path.is_dir():
                 raise UserError(f"The response store path {self.path} is a folder; pass the folder as --cache-dir instead.")
+            if self.path.exists() and self.path.stat().st_size > 0:
+                inspect_read_only(self.path, timeout)  # before anything is written to it
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # The runner writes from a worker thread (so a lock held by another
-            # process does not stall its requests), one write at a time.
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a commit survives the process being killed (not a power cut).
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._check_schema()
-            self._db.executescript(_SCHEMA)
+            # The runner reads here and writes through a connection of its own
+            # (genderprobe.store_writer), from a worker thread.
+            self._db = self.connect()
+            self._prepare()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
             raise _db_error(self.path, exc) from None
@@ -125,44 +153,35 @@ class Store:
             self._close_quietly()
             raise UserError(f"Cannot open the response store {self.path}: {exc.strerror or exc}.") from None
 
+    def connect(self) -> sqlite3.Connection:
+        """A connection in autocommit mode, WAL, that waits ``timeout`` seconds for another process's lock."""
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a commit survives the process being killed (not a power cut).
+            db.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             raise RuntimeError("the store is closed")
         return self._db
 
-    def _check_schema(self) -> None:
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if tables and "meta" not in tables:
-            raise UserError(
-                f"The file {self.path} is an SQLite database but not a genderprobe response store; "
-                f"move it aside or use another --cache-dir."
-            )
+    def _prepare(self) -> None:
+        """Create the tables a new store needs, and bring a version-1 store up to date."""
         row = None
+        tables = _tables(self.db)
         if "meta" in tables:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
+        if row is not None and _version(row[0]) == 1:
+            self._upgrade_from_1()
+        if not _STORE_TABLES <= tables or row is None:
             self.db.executescript(_SCHEMA)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            return
-        try:
-            version = int(row[0])
-        except ValueError:
-            version = -1
-        if version == 1:
-            self._upgrade_from_1()
-            return
-        if version > SCHEMA_VERSION:
-            raise UserError(
-                f"The response store {self.path} was written by a newer genderprobe "
-                f"(schema {row[0]}, this one reads {SCHEMA_VERSION}); upgrade genderprobe "
-                f"or use another --cache-dir."
-            )
-        if version < 1:
-            raise UserError(
-                f"The response store {self.path} has an unknown schema version {row[0]!r}; "
-                f"move it aside or use another --cache-dir."
-            )
 
     def _upgrade_from_1(self) -> None:
         with self.db:
@@ -229,27 +248,15 @@ class Store:
 
         requests: the request behind each key, kept beside its answer.
         """
-        now = time.time()
-        answers, errors = [], []
+        rows = Rows()
         for key, r in items:
-            if r.ok:
-                logprobs = _dump_logprobs(r.option_logprobs)
-                asked = requests.get(key) if requests else None
-                answers.append((key, model, r.text, logprobs, r.prompt_tokens, r.completion_tokens, now,
-                                _dump_extra(r), _dump_json(asked.cache_identity()) if asked else None))
-            else:
-                errors.append((key, model, r.error_kind, r.error_message or "", now))
-        if not answers and not errors:
+            rows.add(model, key, r, requests.get(key) if requests else None)
+        if not rows:
             return
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO responses (key, model, text, option_logprobs, prompt_tokens, "
-                    "completion_tokens, created, extra, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    answers,
-                )
-                self.db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", errors)
+                rows.insert(self.db)
         except sqlite3.DatabaseError as exc:
             raise _db_error(self.path, exc) from None
 
@@ -370,6 +377,102 @@ class Store:
         self.close()
 
 
+class Rows:
+    """Answers and errors ready to insert, one transaction's worth."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[Any, ...]] = []
+        self.errors: list[tuple[Any, ...]] = []
+
+    def __len__(self) -> int:
+        return len(self.answers) + len(self.errors)
+
+    def add(self, model: str, key: bytes, r: Response, asked: Request | None, created: float | None = None) -> None:
+        now = time.time() if created is None else created
+        if r.ok:
+            self.answers.append((key, model, r.text, _dump_logprobs(r.option_logprobs), r.prompt_tokens,
+                                 r.completion_tokens, now, _dump_extra(r),
+                                 _dump_json(asked.cache_identity()) if asked else None))
+        else:
+            self.errors.append((key, model, r.error_kind, r.error_message or "", now))
+
+    def insert(self, db: sqlite3.Connection) -> None:
+        """Insert inside the caller's transaction."""
+        db.executemany(
+            "INSERT OR REPLACE INTO responses (key, model, text, option_logprobs, prompt_tokens, "
+            "completion_tokens, created, extra, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.answers,
+        )
+        db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", self.errors)
+
+
+def inspect_read_only(path: Path, timeout: float) -> None:
+    """Refuse, in one sentence and without writing a byte to it, a file that is not a sound store.
+
+    The file is opened read-only: SQLite's quick_check must pass and the schema
+    must be a genderprobe store's (or empty). The ``-wal`` and ``-shm`` files a
+    read-only look may leave beside a refused file are removed again.
+    """
+    leftovers = [p for p in _store_files(path)[1:] if not p.exists()]
+    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+    refused = True
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=timeout)
+        try:
+            damage = db.execute("PRAGMA quick_check(1)").fetchone()
+            if damage is None or damage[0] != "ok":
+                said = " ".join(str(damage[0] if damage else "?").replace("*", "").split())
+                raise UserError(
+                    f"The response store {path} is damaged (SQLite's check says: {said}); "
+                    f"it was left as it is: move it aside or use another --cache-dir."
+                )
+            _check_schema(db, path)
+            refused = False
+        finally:
+            db.close()
+    finally:
+        if refused:
+            for p in leftovers:
+                if p.exists() and (p.stat().st_size == 0 or p.name.endswith("-shm")):
+                    p.unlink(missing_ok=True)
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    tables = _tables(db)
+    if not tables:
+        return  # an empty database: it becomes a store
+    if not {"meta", "responses"} <= tables:
+        raise UserError(
+            f"The file {path} is an SQLite database but not a genderprobe response store; "
+            f"it was left as it is: move it aside or use another --cache-dir."
+        )
+    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    version = _version(row[0]) if row else -1
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"The response store {path} was written by a newer genderprobe "
+            f"(schema {row[0]}, this one reads {SCHEMA_VERSION}); upgrade genderprobe "
+            f"or use another --cache-dir."
+        )
+    if version < 1:
+        shown = repr(row[0]) if row else "(none)"
+        raise UserError(
+            f"The response store {path} has an unknown schema version {shown}; "
+            f"move it aside or use another --cache-dir."
+        )
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _version(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
+
+
 def _dump_logprobs(values: tuple[float, ...] | None) -> str | None:
     if values is None:
         return None
@@ -402,22 +505,37 @@ def _store_files(path: Path) -> list[Path]:
 
 
 def _db_error(path: Path, exc: sqlite3.DatabaseError) -> UserError:
-    """A locked store is worth trying again later (:class:`RunFailed`); anything else is for the user to fix."""
-    text = str(exc)
-    cls = RunFailed if "locked" in text or "busy" in text else UserError
+    """A locked store or a full disk is worth trying again later (:class:`RunFailed`); anything else is for the user to fix."""
+    cls = RunFailed if is_locked(exc) or is_disk_failure(exc) else UserError
     return cls(_describe_db_error(path, exc))
+
+
+def is_locked(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def is_disk_failure(exc: sqlite3.DatabaseError) -> bool:
+    """The disk refused a write (full, a file-size or quota limit, an I/O error): the store itself may be sound."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name == "SQLITE_FULL" or (name.startswith("SQLITE_IOERR") and "READ" not in name)
 
 
 def _describe_db_error(path: Path, exc: sqlite3.DatabaseError) -> str:
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    if is_locked(exc):
         return (
             f"The response store {path} is locked by another process; "
             f"wait for it to finish or use another --cache-dir."
+        )
+    if is_disk_failure(exc):
+        return (
+            f"The response store {path} could not be written: {disk_sentence(path, exc)}; "
+            f"the store itself is sound: free some space and run again."
         )
     if "unable to open" in text or "readonly" in text:
         return f"Cannot open the response store {path} for writing ({text}); check the folder's permissions or use another --cache-dir."
     return (
         f"The response store {path} is not a readable genderprobe store ({text}); "
-        f"move it aside or use another --cache-dir."
+        f"it was left as it is: move it aside or use another --cache-dir."
     )

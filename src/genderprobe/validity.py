@@ -280,6 +280,11 @@ def problems(document: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(checks, key=lambda c: -STATUSES.index(c["status"]))
 
 
+def problem_lines(document: dict[str, Any]) -> list[str]:
+    """One line a check that did not pass: "FAIL sample: ...", failures first (for --quiet's standard error)."""
+    return [f"{c['status'].upper()} {c['guard']}: {c['message']}" for c in problems(document)]
+
+
 VERDICT_TEXT = {
     "pass": "every validity check passed",
     "warn": "the numbers stand, with the caveats below",

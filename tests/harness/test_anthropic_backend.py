@@ -32,7 +32,7 @@ def model(server: AnthropicTestServer, key: str = KEY, timeout: float = 5.0):
 
 
 def runner(m, store=None, **kw) -> Runner:
-    settings = dict(concurrency=8, backoff_base=0.01, backoff_max=0.05, cooldown=0.0, flush_interval=0.05)
+    settings = dict(concurrency=8, backoff_base=0.01, backoff_max=0.05, cooldown=0.0)
     settings.update(kw)
     return Runner(m, store, **settings)
 

@@ -104,6 +104,6 @@ def test_a_failed_results_write_leaves_no_records(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api, "write_json", disk_full)
     result = run_cli("--out", str(out))
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output  # a full disk is no mistake in the command: run again later
     assert "No space left on device" in result.output
     assert list(out.iterdir()) == []

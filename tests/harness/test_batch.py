@@ -75,7 +75,6 @@ def batch_runner(model, store, **kw) -> Runner:
         batch_poll_interval=POLL,
         backoff_base=0.01,
         backoff_max=0.05,
-        flush_interval=0.05,
     )
     settings.update(kw)
     return Runner(model, store, **settings)
@@ -140,7 +139,9 @@ def test_openai_batch_answers_everything_with_no_chat_request(tmp_path):
         assert server.batches_created == 1 and server.files_uploaded == 1
         assert server.total_requests == 0  # no normal chat request
         assert sum(server.batch_answered.values()) == 20  # a repeated prompt is paid for once
-        assert runner.stats.sent == 22 and runner.stats.answered == 22 and runner.stats.errors == 0
+        # The repeated prompts are asked once and their copies cost nothing (counted among the cached).
+        assert runner.stats.sent == 20 and runner.stats.answered == 20 and runner.stats.errors == 0
+        assert runner.stats.duplicates == 2 and runner.stats.cached == 2
         assert [r.text for r in answers[20:]] == [r.text for r in answers[:2]]
         assert all(r.prompt_tokens > 0 and r.completion_tokens > 0 for r in answers)
         [row] = ledger(tmp_path / "s.sqlite3")

@@ -45,7 +45,7 @@ def openai_model(base_url: str, spec: str = "openai:o3-mini", key: str | None = 
 
 def ask(model, requests, store=None, **kw):
     """Run the requests through a Runner; (answers, runner stats)."""
-    settings = dict(concurrency=8, backoff_base=0.01, backoff_max=0.05, cooldown=0.0, flush_interval=0.05)
+    settings = dict(concurrency=8, backoff_base=0.01, backoff_max=0.05, cooldown=0.0)
     runner = Runner(model, store, **{**settings, **kw})
     try:
         return runner(requests), runner.stats

@@ -142,3 +142,63 @@ def test_missing_store_is_not_created_when_asked_not_to(tmp_path):
     assert not (tmp_path / "absent.sqlite3").exists()
     with pytest.raises(UserError, match="is a folder"):
         Store(tmp_path)
+
+
+# -- look before writing: a file that is not a sound store keeps its bytes ----------------
+
+
+def _filled_store(path, n=200):
+    requests = [req(f"p{i} " + "x" * 300) for i in range(n)]
+    with Store(path) as store:
+        store.put_many("m", [(request_key("m", r), Response(text="(a)")) for r in requests],
+                       {request_key("m", r): r for r in requests})
+    return requests
+
+
+def _run_on(folder):
+    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.models.function import FunctionModel  # noqa: F401  (a cacheable model needs no server)
+
+    config = RunConfig(cache_dir=folder, n_resamples=20)
+    return run_probe("relationship-levy", generate=lambda prompts: ["(a)"] * len(prompts), model="function:a",
+                     config=config, sample_k=5)
+
+
+def test_a_store_damaged_in_its_middle_is_refused_before_any_write(tmp_path):
+    """A store with garbage in a middle page had pages 1-2 rewritten (the run's write check)
+    before the damage was found; now it is checked read-only first and keeps its bytes."""
+    path = tmp_path / "responses.sqlite3"
+    _filled_store(path)
+    data = bytearray(path.read_bytes())
+    data[5 * 4096 : 5 * 4096 + 2000] = b"\xde\xad\xbe\xef" * 500
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="is damaged") as info:
+        _run_on(tmp_path)
+    assert "\n" not in str(info.value) and "left as it is" in str(info.value)
+    assert path.read_bytes() == bytes(data)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.sqlite3"]
+
+
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_another_applications_sqlite_file_is_refused_and_keeps_its_bytes(tmp_path, journal):
+    """It was switched to WAL mode (its header rewritten) before being refused."""
+    path = tmp_path / "responses.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA journal_mode={journal}")
+    db.execute("CREATE TABLE meta (key TEXT, value TEXT)")  # a name a store uses too
+    db.execute("CREATE TABLE invoices (id INTEGER, total REAL)")
+    db.executemany("INSERT INTO invoices VALUES (?, ?)", [(i, i * 1.5) for i in range(500)])
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(UserError, match="not a genderprobe response store"):
+        _run_on(tmp_path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.sqlite3"]
+
+
+def test_a_sound_store_is_opened_as_before(tmp_path):
+    path = tmp_path / "responses.sqlite3"
+    requests = _filled_store(path, n=3)
+    with Store(path) as store:
+        assert len(store.get_many([request_key("m", r) for r in requests])) == 3

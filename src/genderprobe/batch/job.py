@@ -123,6 +123,7 @@ class BatchJob:
         for i in missing:
             self.wanted.setdefault(keys[i], []).append(i)
         self._uncounted: list[Response] = []
+        self._unkept: list[tuple[bytes, Response, Request]] = []
 
     async def run(self) -> None:
         try:
@@ -290,17 +291,18 @@ class BatchJob:
 
     def _keep(self, key: bytes, response: Response, indices: list[int]) -> None:
         mark_empty(response)  # before it is stored: an empty answer is kept among the errors
-        self.runner._pending.append((key, response))
+        self._unkept.append((key, response, self.requests[indices[0]]))
         for i in indices:
             if self.responses[i] is None:
                 self.responses[i] = response
                 self._uncounted.append(response)
-        if len(self.runner._pending) >= FLUSH_EVERY:
+        if len(self._unkept) >= FLUSH_EVERY:
             self._flush()
 
     def _flush(self) -> None:
         """Make the answers read durable, then count them (never the other way round)."""
-        self.runner._flush()
+        self.runner._keep_now(self._unkept)
+        self._unkept = []
         if not self._uncounted:
             return
         errors = tokens = 0

@@ -25,10 +25,15 @@ class GenerationParams:
     reasoning_effort: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        # Called several times per request (its cache key, its stored request, its body): the
+        # fields are plain values, so read them directly, not through asdict's deep copy (20x slower).
+        return {name: value for name in _GENERATION_FIELDS if (value := getattr(self, name)) is not None}
 
     def replace(self, **changes: Any) -> GenerationParams:
         return dataclasses.replace(self, **changes)
+
+
+_GENERATION_FIELDS = tuple(f.name for f in dataclasses.fields(GenerationParams))
 
 
 def last_user_turn(messages: Sequence[tuple[str, str]]) -> str:
