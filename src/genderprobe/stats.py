@@ -36,6 +36,9 @@ class Estimate:
     # not in to_json, equality or repr, so results files and comparisons are unchanged.
     p_zero: float | None = field(default=None, compare=False, repr=False)
     p_one: float | None = field(default=None, compare=False, repr=False)
+    # The bootstrap values the interval was read from (in memory only, as the p-values): a
+    # family of tests over several estimates (genderprobe.breakdown_tests) needs their draws.
+    draws: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -123,7 +126,7 @@ def percentile_interval(point: float, samples: np.ndarray, n: int, confidence: f
     # Percentile intervals can sit a rounding error off a point estimate they
     # should contain (constant data); clamp so the interval always holds it.
     return Estimate(point, float(min(lo, point)), float(max(hi, point)), n,
-                    p_zero=bootstrap_p(samples, point, 0.0), p_one=bootstrap_p(samples, point, 1.0))
+                    p_zero=bootstrap_p(samples, point, 0.0), p_one=bootstrap_p(samples, point, 1.0), draws=samples)
 
 
 def bootstrap_statistic(
@@ -335,6 +338,41 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+def maxt_stepdown(t: np.ndarray, null_draws: np.ndarray) -> np.ndarray:
+    """Westfall and Young's max-T step-down adjusted p-values (Westfall & Young 1993).
+
+    t: the m observed statistics (|estimate - null| / se); null_draws: B x m draws of
+    those statistics when every null holds (|resample - estimate| / se). The largest t is
+    compared with the maximum over all m draws, the next with the maximum over the m - 1
+    others, and so on; the adjusted p-values are kept monotone. Rejecting where one is
+    below alpha controls the family-wise error at alpha, and the maximum over the joint
+    draws keeps the power Bonferroni and Holm lose when the tests are correlated. An
+    adjusted p-value is never below 1 / (B + 1).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    if t.size == 0:
+        return t.copy()
+    draws = np.nan_to_num(np.asarray(null_draws, dtype=np.float64).reshape(-1, t.size), nan=0.0)
+    order = np.argsort(-t, kind="stable")
+    # Column j: the maximum of the draws of the j-th largest t and every smaller one.
+    tail_max = np.maximum.accumulate(draws[:, order][:, ::-1], axis=1)[:, ::-1]
+    p = (1 + (tail_max >= t[order][None, :] - 1e-12).sum(axis=0)) / (draws.shape[0] + 1)
+    out = np.empty(t.size)
+    out[order] = np.minimum(1.0, np.maximum.accumulate(p))
+    return out
+
+
+def studentized(point: float, draws: np.ndarray, null: float) -> tuple[float, np.ndarray]:
+    """(|point - null| / se, |draws - point| / se): a test's statistic and its null draws
+    (the centred bootstrap), with se the draws' standard deviation. Draws of no spread
+    give an infinite statistic away from the null, 0 at it, and null draws of 0."""
+    draws = np.asarray(draws, dtype=np.float64)
+    se = float(np.nanstd(draws)) if draws.size else 0.0
+    if se == 0.0 or not math.isfinite(se):
+        return (0.0 if point == null else math.inf), np.zeros(draws.size)
+    return abs(point - null) / se, np.abs(draws - point) / se
+
+
 # --- Tests against a neutral value ------------------------------------------
 
 
@@ -368,6 +406,14 @@ def interval_p(value: float | None, low: float | None, high: float | None, null:
     interval and ``null`` are all positive. None without a finite value and
     interval; an interval of no width gives 1 at ``null`` and 0 elsewhere.
     """
+    z = interval_z(value, low, high, null, log=log, confidence=confidence)
+    return None if z is None else math.erfc(z / math.sqrt(2))
+
+
+def interval_z(value: float | None, low: float | None, high: float | None, null: float, *,
+               log: bool = False, confidence: float = CONFIDENCE) -> float | None:
+    """|value - null| / se, the statistic behind :func:`interval_p` (inf for an interval of no width
+    away from ``null``)."""
     if value is None or low is None or high is None or not all(map(math.isfinite, (value, low, high))):
         return None
     if log and min(value, low, null) > 0:
@@ -376,9 +422,9 @@ def interval_p(value: float | None, low: float | None, high: float | None, null:
     if half <= 0:
         half = (high - low) / 2
     if half <= 0:
-        return 1.0 if value == null else 0.0
+        return 0.0 if value == null else math.inf
     se = half / NormalDist().inv_cdf(0.5 + confidence / 2)
-    return math.erfc(abs(value - null) / se / math.sqrt(2))
+    return abs(value - null) / se
 
 
 # --- Cluster bootstrap and folded intervals ----------------------------------------

@@ -193,9 +193,9 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
                    shown_whole: list[str]) -> tuple[set[tuple[int, int]], list[str]]:
-    """(row, column) of the cells of a table that show a group differing from the neutral value after
-    Holm's correction, and the legend of each tested breakdown that one column alone shows whole (by
-    the group names of the first column); those breakdowns are added to ``shown_whole``."""
+    """(row, column) of the cells of a table that show a group differing from the neutral value after the
+    run's family correction (max-T step-down), and the legend of each tested breakdown that one column alone
+    shows whole (by the group names of the first column); those breakdowns are added to ``shown_whole``."""
     from genderprobe.breakdown_tests import flagged, legend, shown
 
     width = max((len(row) for row in rows), default=0)

@@ -150,8 +150,8 @@ def _figure(spec: Any, doc: dict[str, Any] | None = None, dim: str | None = None
 
 def _marked(spec: Any, doc: dict[str, Any], dim: str | None) -> tuple[Any, list[str]]:
     """A forest chart of a tested breakdown (genderprobe.breakdown_tests: ``dim``, or the one its rows show)
-    with the groups that differ after Holm's correction marked, and the breakdown's legend; other charts
-    as they are."""
+    with the groups that differ after the run's family correction marked, and the breakdown's legend; other
+    charts as they are."""
     if not isinstance(spec, dict) or spec.get("type") != "forest" or not isinstance(spec.get("rows"), list):
         return spec, []
     found = bt.shown(doc, spec["rows"]) if dim is None else next((t for t in bt.tested(doc) if t[0] == dim), None)
