@@ -51,7 +51,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from genderprobe.stats import Estimate, interval_p, interval_z, maxt_stepdown, studentized
+from genderprobe.stats import (
+    Estimate,
+    interval_p,
+    interval_z,
+    maxt_stepdown,
+    student_z,
+    studentized,
+)
 
 if TYPE_CHECKING:
     from genderprobe.contract import Headline, ProbeResult
@@ -134,22 +141,6 @@ def _adjust(found: list, n_resamples: int) -> None:
         entry["p_adjusted"], entry["flag"] = p, p < ALPHA
 
 
-def _small_sample(t: float, n: int | None) -> float:
-    """A studentized statistic over n items as the normal deviate of equal tail probability.
-
-    The bootstrap's spread is the plug-in one (divisor n) and is itself estimated, so
-    |estimate| / se has a Student t's heavier tails, while the centred draws it is
-    compared with do not: rescaled by sqrt((n - 1) / n) and read through t with n - 1
-    degrees of freedom, 29 groups of 62-300 fair-coin items get a flag in 5.0% of
-    simulated runs instead of 7.7%.
-    """
-    if n is None or n < 3 or not math.isfinite(t):
-        return t
-    from scipy import stats as sps  # here: scipy is slow to import
-
-    return float(sps.norm.isf(sps.t.sf(t * math.sqrt((n - 1) / n), n - 1)))
-
-
 def _p(est: Any, null: float) -> tuple[float | None, str | None, str | None, float, np.ndarray | None]:
     """(p-value, how it was computed, why there is none, studentized statistic, its null draws) of one
     group's estimate against ``null``; normal-approximation groups have no draws of their own."""
@@ -164,7 +155,7 @@ def _p(est: Any, null: float) -> tuple[float | None, str | None, str | None, flo
         if null == 1.0 and value > 0 and boot.min() > 0:  # a ratio: its spread is the log's
             value, boot, at = math.log(value), np.log(boot), 0.0
         t, null_draws = studentized(value, boot, at)
-        return float(kept), "bootstrap", None, _small_sample(t, est.n), null_draws
+        return float(kept), "bootstrap", None, student_z(t, est.n), null_draws
     if est.ci_low is None or est.ci_high is None or est.ci_low == est.ci_high:
         return none[:2] + ("an interval of no width",) + none[3:]
     log = null == 1.0 and est.value > 0 and est.ci_low > 0

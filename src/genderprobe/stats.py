@@ -373,6 +373,22 @@ def studentized(point: float, draws: np.ndarray, null: float) -> tuple[float, np
     return abs(point - null) / se, np.abs(draws - point) / se
 
 
+def student_z(t: float, n: int | None) -> float:
+    """A studentized statistic over n items as the normal deviate of equal tail probability.
+
+    A bootstrap's spread is the plug-in one (divisor n) and is itself estimated, so
+    |estimate| / se has a Student t's heavier tails, while the centred draws it is
+    compared with (:func:`maxt_stepdown`) do not: rescaled by sqrt((n - 1) / n) and read
+    through t with n - 1 degrees of freedom, 29 groups of 62-300 fair-coin items get a
+    flag in 5.0% of simulated runs instead of 7.7%.
+    """
+    if n is None or n < 3 or not math.isfinite(t):
+        return t
+    from scipy import stats as sps  # here: scipy is slow to import
+
+    return float(sps.norm.isf(sps.t.sf(t * math.sqrt((n - 1) / n), n - 1)))
+
+
 # --- Tests against a neutral value ------------------------------------------
 
 
@@ -525,22 +541,79 @@ def folded_interval(signed: Estimate) -> Estimate:
     return Estimate(abs(signed.value), 0.0 if low <= 0 <= high else ends[0], ends[1], signed.n)
 
 
-def folded_mean_interval(
-    points: Sequence[float], samples: np.ndarray, n: int, confidence: float = CONFIDENCE
-) -> Estimate:
-    """An interval of mean(|theta_i|) from m signed estimates and their joint bootstrap samples.
+# The two-step interval of a sum of absolute values: the chance its first step gets a
+# sign wrong, the chance the box of the open signs misses where some are known, and the
+# chance the known part's end that the open part widens misses.
+SIGN_LEVEL = 0.005
+BOX_LEVEL = 0.005
+SLACK_LEVEL = 0.005
+# Draws it wants: a 99.5% tail quantile resting on 25 or more of them.
+ABS_RESAMPLES = 5000
 
-    samples: resamples x m. Each theta_i's percentile interval at the Bonferroni
-    level 1 - (1 - confidence) / m is folded (:func:`folded_interval`) and the
-    ends averaged: when all m intervals hold their theta_i, which happens at
-    least ``confidence`` of the time, the mean's interval holds the mean.
+
+def abs_combination_interval(points: Sequence[float], draws: np.ndarray, weights: Sequence[float], n: int,
+                             confidence: float = CONFIDENCE) -> Estimate:
+    """An interval of sum_i w_i |theta_i| from m signed estimates and B x m joint bootstrap draws.
+
+    The percentile interval of a sum of absolute values misses where a theta_i is near
+    0: |theta-hat| is biased away from 0 there, and the bootstrap does not undo it
+    (DeMET's mixed_gender_bias, the mean of three absolute pair biases; the difference
+    of two runs' diff_abs_success_rate). Two steps, after Romano, Shaikh & Wolf (2014):
+
+    1. Signs: a joint max-|t| box at 1 - SIGN_LEVEL (the centred draws' largest
+       studentized deviation over the m estimates). Where it leaves 0 out, theta_i's
+       sign is taken as known, and |theta_i| = sign * theta_i is linear.
+    2. The known part L = sum w_i s_i theta_i gets a percentile interval of its draws;
+       the open coordinates a joint max-|t| box, each folded to the range of |theta_j|
+       over it (0 to max(|low|, |high|) where the box holds 0), times w_j; the ends
+       add. With no open coordinate L's interval is at 1 - (alpha - SIGN_LEVEL); with
+       no known one the box is. With both, the box is at 1 - BOX_LEVEL, and the end of
+       L that the open part widens (the upper where the open w_j are positive) misses
+       SLACK_LEVEL of the time, the other end the rest.
+
+    It holds the truth whenever the signs are right, the box holds the open thetas and
+    L's interval holds L: at least ``confidence`` of the time (Bonferroni), and about
+    95.5-96.5% where the open thetas are 0. Where all are 0 and the weights have both
+    signs (two runs without bias), the truth 0 sits inside by construction: more.
+    The 99.5% quantiles need draws: ABS_RESAMPLES or more. Rows with a NaN are left out.
     """
-    samples = np.asarray(samples, dtype=np.float64).reshape(len(samples), -1)
-    m = samples.shape[1]
-    level = 1 - (1 - confidence) / m
-    folded = [folded_interval(percentile_interval(float(p), samples[:, i], n, level)) for i, p in enumerate(points)]
-    if any(e.ci_low is None for e in folded):
-        return Estimate(None, None, None, n)
-    mean = lambda xs: float(np.mean(xs))  # noqa: E731
-    return Estimate(mean([e.value for e in folded]), mean([e.ci_low for e in folded]),
-                    mean([e.ci_high for e in folded]), n)
+    points = np.asarray(points, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
+    draws = draws[~np.isnan(draws).any(axis=1)]
+    value = float(weights @ np.abs(points))
+    if np.isnan(value) or draws.shape[0] < 2:
+        return Estimate(None if np.isnan(value) else value, None, None, n)
+    alpha = 1 - confidence
+    dev = draws - points
+    se = dev.std(axis=0)
+    known = np.abs(points) > _box_half_widths(dev, se, SIGN_LEVEL)
+    w_open = weights[~known]
+    low = high = 0.0
+    if known.any():
+        rest = alpha - SIGN_LEVEL
+        tails = (rest / 2, rest / 2)  # (lower, upper) tail of L's interval
+        if w_open.size:
+            rest -= BOX_LEVEL
+            widened = "upper" if (w_open >= 0).all() else "lower" if (w_open <= 0).all() else None
+            tails = ((rest - SLACK_LEVEL, SLACK_LEVEL) if widened == "upper" else
+                     (SLACK_LEVEL, rest - SLACK_LEVEL) if widened == "lower" else (rest / 2, rest / 2))
+        linear = np.where(known, weights * np.sign(points), 0.0)
+        low, high = (float(q) for q in np.quantile(draws @ linear, [tails[0], 1 - tails[1]]))
+    if w_open.size:
+        half = _box_half_widths(dev[:, ~known], se[~known], BOX_LEVEL if known.any() else alpha - SIGN_LEVEL)
+        lo, hi = points[~known] - half, points[~known] + half
+        smallest = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+        largest = np.maximum(np.abs(lo), np.abs(hi))
+        low += float(np.where(w_open > 0, w_open * smallest, w_open * largest).sum())
+        high += float(np.where(w_open > 0, w_open * largest, w_open * smallest).sum())
+    if (weights >= 0).all():
+        low = max(low, 0.0)
+    return Estimate(value, min(low, value), max(high, value), n)
+
+
+def _box_half_widths(dev: np.ndarray, se: np.ndarray, level: float) -> np.ndarray:
+    """Half-widths c * se of the joint max-|t| box that holds all centred draws but a ``level`` share of them."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(se > 0, np.abs(dev) / np.where(se > 0, se, 1.0), 0.0)
+    return float(np.quantile(t.max(axis=1), 1 - level)) * se

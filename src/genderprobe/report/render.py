@@ -16,6 +16,7 @@ from genderprobe.report import document, format
 from genderprobe.report.charts import forest
 from genderprobe.report.compare import ProbeSection, compare, ranking_note
 from genderprobe.report.document import FigureView, mark_bands
+from genderprobe.report.paired import FAMILY_TEXT
 from genderprobe.results import atomic_write_text
 
 
@@ -76,7 +77,7 @@ def render_comparison(docs: Sequence[tuple[dict[str, Any], str]]) -> str:
     }
     return environment().get_template("compare.html.j2").render(
         sections=sections, figures=figures, count=len(docs), version=__version__, generated=_now(),
-        ranking_note=ranking_note,
+        ranking_note=ranking_note, family_text=FAMILY_TEXT,
     )
 
 
