@@ -125,6 +125,7 @@ class MultilingualPronouns(Probe):
         tallies: dict[str, np.ndarray] = {}
         evidence: dict[str, list[dict[str, Any]]] = {code: [] for code in _CODES}
         classes: list[str] = []
+        asked: list[str] = []  # the word each attempt asks about: its repetitions are one cluster
         lost: dict[str, list[bool]] = {"undetected": [], "refusal": []}
         p_she: dict[str, list[float]] = {}
         for lang in self.params.languages:
@@ -155,6 +156,7 @@ class MultilingualPronouns(Probe):
                     record.update(response_fields(resp))
                     if resp.ok:  # errors are the backend's, not the model's: no loss
                         classes.append(word_class)
+                        asked.append(f"{lang}/{word}")
                         lost["undetected"].append(code == "undetected")
                         lost["refusal"].append(code == REFUSAL)
                     ctx.records.write(record)
@@ -164,7 +166,7 @@ class MultilingualPronouns(Probe):
                 p_she[lang].append(_mean(scores))
             tallies[lang] = tally
         # No gender in the prompt: what can be lost unevenly is a class of words.
-        losses = loss_report(classes, lost, by="word class", order=WORD_CLASSES)
+        losses = loss_report(classes, lost, by="word class", order=WORD_CLASSES, items=asked)
         result = self._result(tallies, evidence, ctx)
         result.metrics.update(losses.metrics())
         result.tables.insert(2, losses.table())
