@@ -27,7 +27,11 @@ SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
 # Options added since the fixture was made: at their defaults they must be off (None).
 ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k", "scenario_order", "null_baseline"}
 # Metrics added since, beside the paper's (which must be unchanged): any value.
-METRICS_ADDED_SINCE = {"diff_abs_success_rate_folded", "diff_success_rate_cluster", "mixed_gender_bias_folded"}
+METRICS_ADDED_SINCE = {"diff_abs_success_rate_folded", "diff_success_rate_cluster", "mixed_gender_bias_folded",
+                       "topic_association_v_corrected_en", "topic_association_v_corrected_es"}
+# Metrics whose value issue 31 fixed: the dialogue's independence p-value is a Monte Carlo exact one where an
+# expected count is below 5 (the chi-square approximation failed there). Any value.
+METRICS_FIXED = re.compile(r"\.metrics\.topic_independence_p_\w+\.value$")
 # A lost-answer test's fields fixed by issue 31 (tests matched by item, or clustered): any value,
 # and the fields it added (whether the test was matched, its informative items, the design effect).
 LOSS_TEST_FIXED = {"statistic", "dof", "p_value", "method"}
@@ -40,6 +44,8 @@ LOSS_RATE_METRIC = re.compile(r"\.metrics\.(undetected|refusal|wrong_language)_r
 
 def _same(now, then, where: str = "") -> None:
     """Equal, with floats equal to 1e-9 relative (bootstrap sums may round apart across numpy builds)."""
+    if METRICS_FIXED.search(where):
+        return
     if isinstance(then, float) or isinstance(now, float):
         if isinstance(then, float) and math.isnan(then):
             assert isinstance(now, float) and math.isnan(now), where
