@@ -28,6 +28,7 @@ headline interval.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -381,14 +382,20 @@ def _command(probe: str, params: dict[str, Any]) -> str:
 
 
 def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
-    """What would halve each headline interval of a run's results: about 4x the items.
+    """What would halve each headline interval of a run's results.
 
     An interval's width shrinks about as 1 / sqrt(n), so halving it takes about
     four times the items behind it (the metric's n), which is four times the
-    probe's sample parameter where it has one (sample_k, per_type). None when
-    no headline metric has an interval.
+    probe's sample parameter where it has one (sample_k, per_type). Where the
+    probe reports a metric's variance components (``extra.variance_components``:
+    a fixed set of words whose spread more attempts cannot average away, and the
+    noise within each word, which they can), the parameter that repeats attempts
+    is sized from them: halving the width needs the within part to fall to a
+    quarter of the whole less the between part, and none will where the between
+    part alone is more than a quarter. None when no headline metric has an interval.
     """
     metrics = document.get("metrics", {})
+    components = (document.get("extra") or {}).get("variance_components") or {}
     rows = {}
     for headline in document.get("headline", {}).get("metrics", []):
         m = metrics.get(headline["metric"], {})
@@ -396,6 +403,9 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
             continue
         width = m["ci_high"] - m["ci_low"]
         rows[headline["metric"]] = {"width": width, "halved_width": width / 2, "n": m["n"], "n_to_halve": 4 * m["n"]}
+        found = components.get(headline["metric"])
+        if isinstance(found, dict):
+            rows[headline["metric"]] |= _halving_by_components(found, document)
     if not rows:
         return None
     out: dict[str, Any] = {"rule": "an interval's width shrinks about as 1/sqrt(n): about 4x the items halve it"}
@@ -410,6 +420,48 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
             break
     out["metrics"] = rows
     return out
+
+
+def _halving_by_components(found: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """The n_to_halve of a metric whose between-unit spread no repetition reduces (the 4x rule does not hold)."""
+    between, within, name = float(found["between"]), float(found["within"]), found["parameter"]
+    now = (document.get("parameters", {}).get("probe") or {}).get(name)
+    total = between + within
+    out: dict[str, Any] = {"n_to_halve": None, "variance_between": between, "variance_within": within,
+                           "parameter": name, "now": now}
+    if not isinstance(now, int) or total <= 0:
+        return out
+    share = between / total
+    if within <= 0 or between >= total / 4:
+        out["note"] = (f"the spread between {found.get('units', 'units')} is {share:.0%} of the variance, and more "
+                       f"{name} cannot reduce it: no run of these {found.get('units', 'units')} halves this interval")
+        return out
+    out["to_halve"] = math.ceil(now * within / (total / 4 - between))
+    out["note"] = (f"{share:.0%} of the variance is the spread between {found.get('units', 'units')}, which more "
+                   f"{name} leave as it is: halving the width takes {name} {out['to_halve']:,}")
+    return out
+
+
+def ratio_variance_components(num: np.ndarray, den: np.ndarray) -> dict[str, float]:
+    """Variance components of sum(num) / sum(den) over units whose num and den split each unit's answered
+    attempts binomially (a word's "she" and "he"): the whole, as a bootstrap over units sees it (the
+    linearized ratio's spread), and the part within units (binomial noise, which more attempts per unit
+    reduce); the rest is between units. The between part is a difference of two estimates, so with few
+    units or attempts it is noisy (68 words alike at 30 attempts: 0-20% of the whole)."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    n_total, d_total = num.sum(), den.sum()
+    if d_total <= 0 or num.size < 2:
+        return {"between": 0.0, "within": 0.0}
+    r = n_total / d_total
+    z = (num - r * den) / d_total
+    total = float(((z - z.mean()) ** 2).sum())
+    answered = num + den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(answered > 0, num / np.maximum(answered, 1), 0.0)
+        unbiased = np.where(answered > 1, answered / np.maximum(answered - 1, 1), 0.0)
+    within = float(((1 + r) ** 2 * answered * share * (1 - share) * unbiased).sum() / d_total**2)
+    within = min(within, total)
+    return {"between": total - within, "within": within}
 
 
 def _largest(probe: Any, parameter: str) -> int | None:

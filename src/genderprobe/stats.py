@@ -364,13 +364,15 @@ def maxt_stepdown(t: np.ndarray, null_draws: np.ndarray) -> np.ndarray:
 
 def studentized(point: float, draws: np.ndarray, null: float) -> tuple[float, np.ndarray]:
     """(|point - null| / se, |draws - point| / se): a test's statistic and its null draws
-    (the centred bootstrap), with se the draws' standard deviation. Draws of no spread
-    give an infinite statistic away from the null, 0 at it, and null draws of 0."""
+    (the centred bootstrap), with se the finite draws' standard deviation. Draws of no
+    spread give an infinite statistic away from the null, 0 at it, and null draws of 0."""
     draws = np.asarray(draws, dtype=np.float64)
-    se = float(np.nanstd(draws)) if draws.size else 0.0
-    if se == 0.0 or not math.isfinite(se):
+    finite = np.isfinite(draws)
+    se = float(np.std(draws[finite])) if finite.any() else 0.0
+    if se == 0.0:
         return (0.0 if point == null else math.inf), np.zeros(draws.size)
-    return abs(point - null) / se, np.abs(draws - point) / se
+    # A draw with no finite value (a ratio over nothing) stays NaN: maxt_stepdown reads it as 0.
+    return abs(point - null) / se, np.where(finite, np.abs(np.where(finite, draws, point) - point) / se, np.nan)
 
 
 def student_z(t: float, n: int | None) -> float:
