@@ -164,6 +164,10 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         reading = mark_reading(m) if isinstance(m, dict) else ""
         if reading:
             console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
+    from genderprobe.equivalence import lines
+
+    for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
+        console.print(line, highlight=False, markup=False)
     from genderprobe.breakdown_tests import MARKER
 
     shown_whole: list[str] = []

@@ -62,6 +62,7 @@ class RunView:
     figures: list[FigureView] = field(default_factory=list)
     evidence: list[EvidenceView] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    equivalence: list[str] = field(default_factory=list)  # --equivalence-margin's verdicts
 
     @property
     def sample_size(self) -> int | None:
@@ -137,6 +138,9 @@ def build(doc: dict[str, Any], source: str) -> RunView:
     view.figures += _breakdown_figures(doc)
     view.evidence = _evidence(doc["evidence"], doc["counts"])
     view.details = run_details(doc)
+    from genderprobe.equivalence import lines
+
+    view.equivalence = lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None)
     return view
 
 

@@ -138,6 +138,8 @@ def _pair_parts(t: PairTest, shared: str | None) -> list[Text]:
     significant = t.p_adjusted is not None and t.p_adjusted < 0.05
     parts = [Text(f"{head} = {format.estimate(t.difference)}"),
              Text(f"{p_phrase(t.p_value)} ({p_phrase(t.p_adjusted, 'family p')})", style="bold" if significant else "")]
+    if t.equivalent:
+        parts.append(Text(t.equivalent))
     if t.note != shared:
         parts.append(Text(t.note, style="dim" if t.paired else "yellow"))
     return parts

@@ -40,6 +40,7 @@ from genderprobe.comparison_stats import (
     resampled_row_sums,
     unpaired_difference,
 )
+from genderprobe.equivalence import tost
 from genderprobe.stats import Estimate, maxt_stepdown, student_z, studentized
 
 RESAMPLES = 5_000
@@ -84,6 +85,7 @@ class PairTest:
     note: str  # over how many items, or why unpaired
     p_adjusted: float | None = None  # max-T step-down over the pair's tests
     family: int = 0  # the tests of this pair of runs adjusted together
+    equivalence: dict[str, Any] | None = None  # TOST of |A - B| < D, with --equivalence-margin
     _difference: Difference | None = field(default=None, repr=False)
 
     @property
@@ -94,19 +96,43 @@ class PairTest:
         """A p-value as the report prints it: "p_value" or "p_adjusted"."""
         return p_text(getattr(self, which))
 
+    @property
+    def equivalent(self) -> str:
+        """``|A − B| < 0.05 shown (TOST p = 0.012)``, or "" without a margin."""
+        e = self.equivalence
+        if not e:
+            return ""
+        low, high = e["bounds"]
+        return (f"{'A / B' if self.ratio else '|A − B|'} within [{low:g}, {high:g}] "
+                f"{'shown' if e['equivalent'] else 'not shown'} (TOST {p_phrase(e['p_value'])})")
+
 
 FAMILY_TEXT = ("adjusted over the tests of each pair of runs by a max-T step-down (Westfall-Young) on their "
                "joint bootstrap draws")
 
 
-def compare_pairs(runs: list[Run], headline: list[str], better: dict[str, str]) -> list[PairTest]:
+def compare_pairs(runs: list[Run], headline: list[str], better: dict[str, str],
+                  equivalence_margin: float | None = None) -> list[PairTest]:
     """Every headline metric of every two runs, A before B as listed; each pair of runs one family."""
     tests = []
     for a, b in itertools.combinations(runs, 2):
         pair = _pair_tests(a, b, headline, better)
         _adjust(pair)
+        if equivalence_margin is not None:
+            for t in pair:
+                t.equivalence = _equivalence(t, equivalence_margin)
         tests += pair
     return tests
+
+
+def _equivalence(t: PairTest, margin: float) -> dict[str, Any] | None:
+    """TOST of the difference (of the ratio, for a metric best at 1) against +-D."""
+    d = t._difference
+    if d is None or d.estimate.value is None:
+        return None
+    draws = None if d.draws is None else (np.exp(d.draws) if t.ratio else d.draws)
+    return tost(Estimate(d.estimate.value, d.estimate.ci_low, d.estimate.ci_high, d.estimate.n, draws=draws),
+                margin, "one" if t.ratio else "zero")
 
 
 def _pair_tests(a: Run, b: Run, headline: list[str], better: dict[str, str]) -> list[PairTest]:

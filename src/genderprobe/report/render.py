@@ -67,10 +67,10 @@ def headline_figure(section: ProbeSection, group_index: int, metric: str) -> Fig
     return FigureView(spec["id"], metric, "forest", forest.draw(spec, bands))
 
 
-def render_comparison(docs: Sequence[tuple[dict[str, Any], str]]) -> str:
+def render_comparison(docs: Sequence[tuple[dict[str, Any], str]], equivalence_margin: float | None = None) -> str:
     if len(docs) < 2:
         raise UserError("Give at least two results files to compare.")
-    sections = compare(docs)
+    sections = compare(docs, equivalence_margin)
     figures = {
         (s_i, g_i): [headline_figure(s, g_i, m) for m in g.headline]
         for s_i, s in enumerate(sections) for g_i, g in enumerate(s.groups)
