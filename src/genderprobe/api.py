@@ -35,6 +35,8 @@ from genderprobe.registry import get_probe
 from genderprobe.results import write_json
 from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
+from genderprobe.sequential import check as check_question
+from genderprobe.sequential import run_until_decided
 from genderprobe.store import Store, default_cache_dir
 
 RESULTS_SCHEMA = 1
@@ -96,6 +98,8 @@ class RunConfig:
     dry_run: bool = False
     # --equivalence-margin D: also show whether each headline's bias is within +-D (genderprobe.equivalence).
     equivalence_margin: float | None = None
+    # --until-decided QUESTION: ask in rounds until a confidence sequence settles it (genderprobe.sequential).
+    until_decided: str | None = None
     # A model already built (the Python API's generate= function) to run instead
     # of opening ``model``, which is then its spec. The run closes it at the end,
     # as it closes the models it opens.
@@ -207,6 +211,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     count_in_range(config.seed, 0, None, "The seed (--seed)")
     count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
     check_margin(config.equivalence_margin)
+    if config.until_decided is not None:
+        check_question(probe.name, config.until_decided, config.equivalence_margin, config.use_cache)
+        return run_until_decided(probe, config, execute)
     generation = _generation(probe.default_generation, config)
     if config.records_parquet:
         if config.out_dir is None or not config.keep_records:

@@ -110,6 +110,10 @@ class Planner(ABC):
     def power(self, size: int, detect: float, settings: Settings) -> float:
         """Share of simulated runs of this size that detect a bias of ``detect``."""
 
+    def strength(self, detect: float) -> float | None:
+        """The calibration model's P for a bias of ``detect``, where --until-decided can run it."""
+        return None
+
     @abstractmethod
     def calibration_model(self, size: int, detect: float) -> str:
         """The model spec whose real runs of this size the simulation stands for."""
@@ -178,6 +182,8 @@ class Plan:
     cost_usd_at_most: float | None
     method: str
     run_command: str
+    # What --until-decided bias would spend with the plan's size, and four times it, as its budget.
+    until_decided: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,7 +226,23 @@ def plan(
         requests=cost["requests"], requests_note=planner.requests_note(size), prompt_tokens=cost["prompt_tokens"],
         completion_tokens_at_most=cost["completion_tokens"], cost_usd_at_most=cost.get("cost_usd_at_most"),
         method=planner.method(size, detect, settings), run_command=_command(planner.probe, params),
+        until_decided=_until_decided(planner, size, detect, settings),
     )
+
+
+def _until_decided(planner: Planner, size: int, detect: float, settings: Settings) -> list[dict[str, Any]] | None:
+    """The expected saving of --until-decided bias on the plan's calibration model, with the planned size
+    as its budget and with four times it (the sequence, valid at every round, is wider than one interval
+    at a fixed size, so it needs a larger budget to settle as often)."""
+    from genderprobe.sequential import SUPPORTED, expected_saving
+
+    strength = planner.strength(detect)
+    if planner.probe not in SUPPORTED or strength is None:
+        return None
+    largest = planner.sizes()[-1]
+    return [expected_saving(strength, min(budget, largest), runs=min(settings.simulations, 1000),
+                            repetitions=planner.assumptions.repetitions, seed=settings.seed)
+            for budget in dict.fromkeys((size, 4 * size))]
 
 
 def get_planner(probe: str, assumptions: Assumptions = Assumptions()) -> Planner:

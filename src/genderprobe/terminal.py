@@ -168,6 +168,11 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
 
     for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
         console.print(line, highlight=False, markup=False)
+    from genderprobe.sequential import line as decided_line
+
+    decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
+    if decided:
+        console.print(decided, highlight=False, markup=False)
     from genderprobe.breakdown_tests import MARKER
 
     shown_whole: list[str] = []

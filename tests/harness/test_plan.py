@@ -208,3 +208,13 @@ def test_halving_an_interval_whose_words_spread_is_not_four_times_the_repetition
                     num_repetitions=3).document
     row = doc["interval_halving"]["metrics"]["di_communal"]
     assert row["parameter"] == "num_repetitions" and row["n_to_halve"] is None and 9 <= row["to_halve"] <= 30
+
+
+def test_relationship_levy_plans_say_what_until_decided_would_save():
+    p = plan("relationship-levy", 0.2, **FAST)
+    at_plan, at_four = p.until_decided
+    assert (at_plan["budget"], at_four["budget"]) == (p.size, 4 * p.size)
+    # The sequence holds at every round, so it is wider than the plan's one interval: with 4x the budget
+    # it settles nearly always, and stops well before spending it.
+    assert at_four["decided"] > at_plan["decided"] and at_four["decided"] > 0.8 and at_four["saved"] > 0.3
+    assert plan("genmo", 0.2, **FAST).until_decided is None
