@@ -245,7 +245,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--probes", default="relationship-levy,demet,genmo")
-    parser.add_argument("--part", choices=("1", "2", "both", "family", "compare", "intervals", "sequential"),
+    parser.add_argument("--part", choices=("1", "2", "both", "family", "compare", "intervals", "crossed",
+                                           "sequential"),
                         default="both")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
@@ -256,7 +257,7 @@ def main() -> None:
     if args.part in ("2", "both"):
         print("Part 2: a model whose strength differs by scenario (RelationshipLevy design, p = 0.6)\n")
         print_table(part2(args.runs), ("spread of P_s", "truth", "interval", "p", "sample", "coverage", "mean width"))
-    if args.part in ("family", "compare", "intervals"):
+    if args.part in ("family", "compare", "intervals", "crossed"):
         import coverage_edges
 
         rows = getattr(coverage_edges, args.part)(args.runs, args.jobs)

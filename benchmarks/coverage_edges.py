@@ -238,3 +238,44 @@ def print_rows(rows: list[Row], title: str) -> None:
     for check, setting, figure, runs in rows:
         print(f"| {check} | {setting} | {figure} | {runs:,} |")
     print()
+
+
+# -- crossed: scenarios and names both pull their items ----------------------------------------------
+
+
+def _crossed_case(args: tuple[float, float, int, int, int]) -> dict[str, tuple[float, float]]:
+    """Coverage and mean width of diff_success_rate's intervals when the model's lean depends on the
+    scenario (sd_s) and on each name (sd_n), new scenarios and names each run: the truth is the lean
+    over scenarios and names like these."""
+    from genderprobe.stats import bootstrap_ratio, cluster_bootstrap_ratio, crossed_cluster_ratio
+
+    sd_s, sd_n, items, runs, seed = args
+    rng = np.random.default_rng(seed)
+    truth = 2 * float(np.clip(0.6 + rng.normal(0, sd_s, 10**6) + rng.normal(0, sd_n, 10**6)
+                              + rng.normal(0, sd_n, 10**6), 0, 1).mean()) - 1
+    scenario = np.arange(items) % 109
+    found: dict[str, list] = {"item (printed)": [], "scenario cluster": [], "crossed (scenario x man x woman)": []}
+    for run in range(runs):
+        s, m, w = rng.normal(0, sd_s, 109), rng.normal(0, sd_n, 400), rng.normal(0, sd_n, 400)
+        man, woman = rng.integers(0, 400, items), rng.integers(0, 400, items)
+        p = np.clip(0.6 + s[scenario] + m[man] + w[woman], 0, 1)
+        share = rng.binomial(2, p) / 2
+        boot = dict(seed=run, transform=lambda x: 2 * x - 1)
+        for name, e in (("item (printed)", bootstrap_ratio(share, **boot)),
+                        ("scenario cluster", cluster_bootstrap_ratio(share, clusters=scenario, **boot)),
+                        ("crossed (scenario x man x woman)", crossed_cluster_ratio(
+                            share, factors=(scenario, man, woman), transform=lambda x: 2 * x - 1))):
+            found[name].append((e.ci_low <= truth <= e.ci_high, e.ci_high - e.ci_low))
+    return {name: (float(np.mean([c for c, _ in v])), float(np.mean([w for _, w in v]))) for name, v in found.items()}
+
+
+def crossed(runs: int, jobs: int) -> list[Row]:
+    cases = [(0.0, 0.0, 3000), (0.1, 0.0, 3000), (0.0, 0.1, 3000), (0.1, 0.1, 3000), (0.1, 0.1, 1090)]
+    with ProcessPoolExecutor(jobs) as pool:
+        found = list(pool.map(_crossed_case, [(*c, runs, 600 + i) for i, c in enumerate(cases)]))
+    rows = []
+    for (sd_s, sd_n, items), result in zip(cases, found):
+        figure = "; ".join(f"{name} {cover:.1%} ({width:.3f})" for name, (cover, width) in result.items())
+        rows.append(("relationship-levy: diff_success_rate covers (mean width)",
+                     f"{items:,} items, sd of scenario {sd_s:g}, of each name {sd_n:g}", figure, runs))
+    return rows

@@ -528,6 +528,60 @@ def stratified_bootstrap_ratio(
     return percentile_interval(point, f(samples), int(num.size), confidence)
 
 
+def crossed_cluster_ratio(
+    num: np.ndarray,
+    den: np.ndarray | None = None,
+    *,
+    factors: Sequence[np.ndarray],
+    confidence: float = CONFIDENCE,
+    transform: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Estimate:
+    """sum(num) / sum(den) with a multiway cluster-robust interval (Cameron, Gelbach & Miller 2011).
+
+    ``factors``: one label array per crossed factor (RelationshipLevy: scenario, man,
+    woman). Items that share any level may move together: the variance adds each
+    factor's cluster-robust variance, less each pair's intersection, plus the triple's
+    (inclusion-exclusion over the factors), of the linearized ratio, each with its
+    G / (G - 1) correction; where that sum falls below the largest one-factor
+    variance, the largest is used. A normal interval on the result, through
+    ``transform`` (which must be linear, as 2p - 1 is). The pigeonhole bootstrap
+    (Owen 2007) was tried first: its product weights multiply the items' own noise
+    (by 2^3 - 1 for three factors), 2.7 times as wide as the item interval on a fair
+    coin, where no factor matters.
+    """
+    num = np.asarray(num, dtype=np.float64)
+    den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
+    keep = ~(np.isnan(num) | np.isnan(den))
+    num, den = num[keep], den[keep]
+    labels = [np.unique(np.asarray(x)[keep], return_inverse=True)[1] for x in factors]
+    f = transform or (lambda x: x)
+    n = int(num.size)
+    if n == 0 or den.sum() == 0:
+        return Estimate(None, None, None, n)
+    ratio = num.sum() / den.sum()
+    z = (num - ratio * den) / den.sum()
+
+    def clustered(codes: list[np.ndarray]) -> float:
+        combined = np.zeros(n, dtype=np.int64)
+        for code in codes:  # one integer per combination of levels
+            combined = combined * (int(code.max()) + 1) + code
+        cell = np.unique(combined, return_inverse=True)[1].ravel()
+        g = int(cell.max()) + 1
+        totals = np.bincount(cell, weights=z, minlength=g)
+        return float(g / (g - 1) * (totals**2).sum()) if g > 1 else 0.0
+
+    from itertools import combinations
+
+    variance = 0.0
+    for size in range(1, len(labels) + 1):
+        for chosen in combinations(labels, size):
+            variance += (-1) ** (size + 1) * clustered(list(chosen))
+    variance = max(variance, *(clustered([code]) for code in labels))
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(variance)
+    ends = sorted(float(f(np.asarray(x))) for x in (ratio - half, ratio + half))
+    return Estimate(float(f(np.asarray(ratio))), ends[0], ends[1], n)
+
+
 def folded_interval(signed: Estimate) -> Estimate:
     """An interval of |theta| from an interval [low, high] of theta.
 

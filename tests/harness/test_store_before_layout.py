@@ -28,6 +28,7 @@ SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
 ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k", "scenario_order", "null_baseline"}
 # Metrics added since, beside the paper's (which must be unchanged): any value.
 METRICS_ADDED_SINCE = {"diff_abs_success_rate_folded", "diff_success_rate_cluster", "mixed_gender_bias_folded",
+                       "diff_success_rate_crossed",
                        "topic_association_v_corrected_en", "topic_association_v_corrected_es"}
 # Metrics whose value issue 31 fixed: the dialogue's independence p-value is a Monte Carlo exact one where an
 # expected count is below 5 (the chi-square approximation failed there). Any value.

@@ -49,6 +49,7 @@ from genderprobe.stats import (
     MarkDefinition,
     bootstrap_ratio,
     cluster_bootstrap_ratio,
+    crossed_cluster_ratio,
     folded_interval,
     resample_ratio,
 )
@@ -492,6 +493,9 @@ class RelationshipLevy(Probe):
         metrics["diff_abs_success_rate_folded"] = folded_interval(metrics["diff_success_rate"])
         metrics["diff_success_rate_cluster"] = cluster_bootstrap_ratio(
             share, clusters=acc.scenario, **boot, transform=lambda p: 2 * p - 1)
+        # Items share scenarios and names: an interval robust to all three at once.
+        metrics["diff_success_rate_crossed"] = crossed_cluster_ratio(
+            share, factors=(acc.scenario, acc.man, acc.woman), transform=lambda p: 2 * p - 1)
         metrics["undetected_rate_attempts"] = bootstrap_ratio(
             acc.undetected.astype(float), np.where(attempts > 0, attempts, np.nan).astype(float), **boot
         )
