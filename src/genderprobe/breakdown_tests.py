@@ -109,13 +109,13 @@ def _test(dim: str, result: ProbeResult, heads: list[Headline], found: list) -> 
         return out
     used = []
     for g, e in groups.items():
-        p, how, why, stat, draws = _p(e, null)
+        p, how, why, stat, null_draws = _p(e, null)
         entry: dict[str, Any] = {"p": p, "p_adjusted": None, "flag": False, "method": how}
         if why:
             entry["note"] = why
         out["groups"][g] = entry
         if p is not None:
-            found.append((entry, how, stat, draws))
+            found.append((entry, how, stat, null_draws))
             used.append(how)
     out["method"] = "; ".join(METHODS[how] for how in dict.fromkeys(used)) or None
     out["family"] = len(used)
