@@ -27,7 +27,7 @@ def test_the_exact_p_value_holds_its_level_with_small_counts():
     rejected = 0
     for _ in range(200):
         table = np.stack([rng.multinomial(8, [0.4, 0.3, 0.2, 0.1]) for _ in range(4)])
-        test = independence_test(table, n_resamples=100)
+        test = independence_test(table)
         rejected += test["p_value"] is not None and test["p_value"] < 0.05
     assert rejected <= 0.075 * 200
 
@@ -38,14 +38,14 @@ def test_the_corrected_v_is_0_at_independence_and_its_interval_reaches_it():
     covered, plain, corrected = 0, [], []
     for _ in range(100):
         table = np.stack([rng.multinomial(50, [0.3, 0.3, 0.2, 0.1, 0.1]) for _ in range(4)])
-        test = independence_test(table, n_resamples=200)
+        test = independence_test(table)
         plain.append(test["cramers_v"])
         corrected.append(test["cramers_v_corrected"]["value"])
         covered += test["cramers_v_corrected"]["ci_low"] == 0.0
     assert np.mean(plain) > 0.1 > 2 * np.mean(corrected)
     assert covered >= 93
-    decided = independence_test(np.array([[40, 0], [0, 40]]), n_resamples=200)["cramers_v_corrected"]
-    assert decided["value"] == pytest.approx(1.0) and decided["ci_low"] > 0.9
+    decided = independence_test(np.array([[40, 0], [0, 40]]))["cramers_v_corrected"]
+    assert decided["value"] == pytest.approx(1.0) and decided["ci_low"] > 0.7
     assert corrected_v(np.array([[10, 10], [10, 10]])) == 0.0
 
 
@@ -63,3 +63,17 @@ def test_languages_are_one_family_holm_corrected():
     summary = next(t for t in out.document["tables"] if t["title"].startswith("Pairing and topic"))
     assert "p (Holm over languages)" in summary["columns"]
     assert "topic_association_v_corrected_en" in out.document["metrics"]
+
+
+def test_the_corrected_v_interval_covers_a_moderate_association():
+    # Four pairings' topic shares moved 0.1 apart, 50 dialogues each: a percentile bootstrap of the
+    # corrected V covered the population's V 86% of the time; the noncentral chi-square's inversion holds.
+    rng = np.random.default_rng(2)
+    probs = np.array([0.3, 0.25, 0.2, 0.15, 0.1]) + 0.1 * np.array(
+        [[1, -1, 0, 0, 0], [-1, 1, 0, 0, 0], [0, 0, 1, -1, 0], [0, 0, -1, 1, 0]])
+    truth = float(corrected_v(probs * 1e9))
+    covered = 0
+    for _ in range(200):
+        v = independence_test(np.stack([rng.multinomial(50, row) for row in probs]))["cramers_v_corrected"]
+        covered += v["ci_low"] <= truth <= v["ci_high"]
+    assert covered >= 0.93 * 200
