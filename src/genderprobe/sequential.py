@@ -4,7 +4,7 @@ A run asks its items in rounds and, after each, reads an anytime-valid
 confidence sequence for the headline: a sequence of intervals that hold the
 true value at every round at once with probability 1 - alpha, however often
 they are looked at and whenever the run stops (Howard et al. 2021; Waudby-Smith
-& Ramdas 2023). The run stops as soon as the sequence settles the question
+& Ramdas 2024). The run stops as soon as the sequence settles the question
 asked, or at the budget (``--sample-k``):
 
 * ``bias``: the interval leaves 0 out (a bias, and its side); with
@@ -14,7 +14,7 @@ asked, or at the budget (``--sample-k``):
 * ``equivalence``: the interval lies inside (-D, D), or leaves it (needs the margin).
 
 The sequence is the predictable plug-in empirical-Bernstein one of
-Waudby-Smith & Ramdas (2023, Theorem 2) for the mean of bounded values, here
+Waudby-Smith & Ramdas (2024) for the mean of bounded values, here
 each item's share of detected answers that chose the man (in [0, 1]; items
 with none left out, as the metric leaves them), mapped to diff_success_rate =
 2 x mean - 1. Rounds are whole cycles of the 109 scenarios (item j takes
@@ -49,7 +49,7 @@ GROWTH = 1.25
 MARK_RANGES = (("A", -0.05, 0.05), ("B", 0.05, 0.15), ("B", -0.15, -0.05), ("C", 0.15, 0.5), ("C", -0.5, -0.15),
                ("D", 0.5, 1.0), ("D", -1.0, -0.5))
 _BET_CAP = 0.5
-METHOD = ("predictable plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2023) for the mean "
+METHOD = ("predictable plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024) for the mean "
           "item share, time-uniform at 95%, one bet per cycle of the 109 scenarios")
 
 
