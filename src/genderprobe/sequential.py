@@ -152,8 +152,6 @@ def check(probe_name: str, question: str | None, margin: float | None, use_cache
 def run_until_decided(probe: Any, config: Any, execute: Callable[[Any, Any], Any]) -> Any:
     """Ask in rounds until the question is settled or the budget (the probe's sample_k) is spent; the
     last round's results, with the ``until_decided`` entry."""
-    from genderprobe.studies.relationship_levy.paired import item_shares
-
     question, margin = config.until_decided, config.equivalence_margin
     params = probe.parameters()
     budget = params["sample_k"]
@@ -163,7 +161,7 @@ def run_until_decided(probe: Any, config: Any, execute: Callable[[Any, Any], Any
     found = None
     for k in rounds(budget):
         out = execute(type(probe)(**{**params, "sample_k": k}), quiet)
-        shares = item_shares(out.records, k)
+        shares = _item_shares(out, k)
         low, high = confidence_sequence(shares)
         lo, hi = 2 * float(low[-1]) - 1, 2 * float(high[-1]) - 1
         found = verdict(lo, hi, question, margin)
@@ -181,6 +179,18 @@ def run_until_decided(probe: Any, config: Any, execute: Callable[[Any, Any], Any
         "method": METHOD,
     }
     return final
+
+
+def _item_shares(out: Any, k: int) -> np.ndarray:
+    """Items 0..k-1's share of detected answers that chose the man, in the order asked (NaN: none), from
+    the probe's per-item scores of diff_success_rate (the study's ``paired`` module, via the registry)."""
+    from genderprobe.registry import item_score_functions
+
+    scores = item_score_functions()[out.document["probe"]](out.records, out.document["parameters"]["probe"])
+    found = scores["diff_success_rate"]
+    shares = np.full(k, np.nan)
+    shares[found.items.astype(np.int64)] = found.num / found.den
+    return shares
 
 
 def line(entry: dict[str, Any] | None) -> str | None:

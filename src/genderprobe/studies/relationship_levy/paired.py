@@ -45,16 +45,4 @@ def item_scores(records: Sequence[dict[str, Any]], parameters: dict[str, Any]) -
     }
 
 
-def item_shares(records: Sequence[dict[str, Any]], k: int) -> np.ndarray:
-    """Items 0..k-1's share of detected answers that chose the man, in the order asked (NaN: none detected),
-    for a confidence sequence over items (genderprobe.sequential)."""
-    male, detected = np.zeros(k), np.zeros(k)
-    for r in records:
-        if r.get("code") in ("male", "female") and "null" not in r and r["item"] < k:
-            male[r["item"]] += r["code"] == "male"
-            detected[r["item"]] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(detected > 0, male / detected, np.nan)
-
-
 ITEM_SCORES = {"relationship-levy": item_scores}
