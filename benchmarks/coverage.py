@@ -27,8 +27,15 @@ deviation SD), through the probe's own estimator, and asks each interval to
 cover two truths: the probe's item space (the mean over these 109 scenarios,
 every one in every run) and scenarios like these (P).
 
-    python benchmarks/coverage.py                    # both parts, 200 runs per row
+Parts family, compare and intervals (issue 31, benchmarks/coverage_edges.py) measure
+the statistics at the edges: a fair coin's flags over a whole run, compare's false
+positives for models that answer both orders alike, and the intervals of absolute
+values, lost answers and dialogue tables; part sequential the runs that stop when
+the answer is clear (benchmarks/sequential.py).
+
+    python benchmarks/coverage.py                    # parts 1 and 2, 200 runs per row
     python benchmarks/coverage.py --runs 50 --probes relationship-levy --part 1
+    python benchmarks/coverage.py --runs 1000 --part family
 """
 
 from __future__ import annotations
@@ -43,11 +50,12 @@ import numpy as np
 
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.stats import (
+    ABS_RESAMPLES,
     Estimate,
+    abs_combination_interval,
     bootstrap_ratio,
     cluster_bootstrap_ratio,
     folded_interval,
-    folded_mean_interval,
     stratified_bootstrap_ratio,
 )
 
@@ -129,16 +137,17 @@ def _demet_by_scenario(records: list[dict], seed: int) -> dict:
     found = {("mixed_gender_bias", "percentile by scenario"): _ends(by_scen.overall)}
     for metric, name in (("bias_w_n", PAIR_NAMES[0]), ("bias_n_m", PAIR_NAMES[1]), ("bias_w_m", PAIR_NAMES[2])):
         found[(metric, "percentile by scenario")] = _ends(by_scen.pair_bias[name])
-    # The folded Bonferroni interval of mixed_gender_bias: units resampled as the probe resamples them.
+    # The two-step interval of mixed_gender_bias: units resampled as the probe resamples them.
     answered = ~np.isnan(S)
     S0, D = np.where(answered, S, 0.0), answered.astype(float)
     rng = np.random.default_rng(seed)
     n = S.shape[0]
-    weights = rng.multinomial(n, np.full(n, 1 / n), size=1000).astype(float)
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=ABS_RESAMPLES).astype(float)
     samples = score_samples(weights @ S0, weights @ D)
     point = score_samples(S0.sum(0), D.sum(0))
-    folded = folded_mean_interval([point[b] for b in PAIR_NAMES], np.column_stack([samples[b] for b in PAIR_NAMES]), n)
-    found[("mixed_gender_bias", "folded (Bonferroni)")] = _ends(folded)
+    folded = abs_combination_interval([point[b] for b in PAIR_NAMES], np.column_stack([samples[b] for b in PAIR_NAMES]),
+                                      [1 / 3] * 3, n)
+    found[("mixed_gender_bias", "folded (two-step)")] = _ends(folded)
     return found
 
 
@@ -236,7 +245,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--probes", default="relationship-levy,demet,genmo")
-    parser.add_argument("--part", choices=("1", "2", "both"), default="both")
+    parser.add_argument("--part", choices=("1", "2", "both", "family", "compare", "intervals", "crossed",
+                                           "sequential"),
+                        default="both")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -246,6 +257,15 @@ def main() -> None:
     if args.part in ("2", "both"):
         print("Part 2: a model whose strength differs by scenario (RelationshipLevy design, p = 0.6)\n")
         print_table(part2(args.runs), ("spread of P_s", "truth", "interval", "p", "sample", "coverage", "mean width"))
+    if args.part in ("family", "compare", "intervals", "crossed"):
+        import coverage_edges
+
+        rows = getattr(coverage_edges, args.part)(args.runs, args.jobs)
+        coverage_edges.print_rows(rows, f"Part {args.part}")
+    if args.part == "sequential":
+        import sequential
+
+        sequential.main(args.runs, args.jobs)
     print(f"{time.perf_counter() - started:.0f} s")
 
 

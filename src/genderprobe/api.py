@@ -18,6 +18,7 @@ from genderprobe.breakdown_tests import breakdown_tests
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.disk import is_full, out_disk_error
 from genderprobe.dry_run import DryRun, counted_document, dry_run_document
+from genderprobe.equivalence import check_margin, equivalence
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
@@ -35,6 +36,8 @@ from genderprobe.registry import get_probe
 from genderprobe.results import write_json
 from genderprobe.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.runner import Runner
+from genderprobe.sequential import check as check_question
+from genderprobe.sequential import run_until_decided
 from genderprobe.store import Store, default_cache_dir
 from genderprobe.validity import assess
 from genderprobe.work_bounds import DEFAULT_MAX_REQUESTS, check_limit, check_work
@@ -98,6 +101,10 @@ class RunConfig:
     # Build the requests, count them against the store and estimate tokens and
     # cost; send nothing and write no files.
     dry_run: bool = False
+    # --equivalence-margin D: also show whether each headline's bias is within +-D (genderprobe.equivalence).
+    equivalence_margin: float | None = None
+    # --until-decided QUESTION: ask in rounds until a confidence sequence settles it (genderprobe.sequential).
+    until_decided: str | None = None
     # A model already built (the Python API's generate= function) to run instead
     # of opening ``model``, which is then its spec. The run closes it at the end,
     # as it closes the models it opens.
@@ -208,6 +215,10 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         raise UserError("--score-options already reads only the options; drop --constrain-answers or --score-options.")
     count_in_range(config.seed, 0, None, "The seed (--seed)")
     count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
+    check_margin(config.equivalence_margin)
+    if config.until_decided is not None:
+        check_question(probe.name, config.until_decided, config.equivalence_margin, config.use_cache)
+        return run_until_decided(probe, config, execute)
     generation = _generation(probe.default_generation, config)
     if config.records_parquet:
         if config.out_dir is None or not config.keep_records:
@@ -392,6 +403,9 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
     # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.breakdown_tests).
     document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
+    if config.equivalence_margin is not None:
+        document["equivalence"] = equivalence(result.metrics, probe.headlines(), config.equivalence_margin,
+                                              document.get("marks"))
     document["warnings"] = unread_warnings(result.losses, supports_option_scoring=probe.supports_option_scoring,
                                            scored=config.score_options, max_tokens=generation.max_tokens,
                                            supports_reader_judge=probe.supports_reader_judge,

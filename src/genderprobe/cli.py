@@ -163,6 +163,13 @@ _COMMON = [
     click.option("--dry-run", is_flag=True,
                  help="Count the requests, those already stored and the estimated tokens and cost; send nothing."),
     click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."),
+    click.option("--until-decided", type=click.Choice(["bias", "mark", "equivalence"]), default=None,
+                 help="relationship-levy: ask in rounds and stop as soon as an anytime-valid confidence sequence "
+                      "settles the question (a bias and its side, a mark, or equivalence within "
+                      "--equivalence-margin), or --sample-k items are spent."),
+    click.option("--equivalence-margin", type=float, default=None, metavar="D",
+                 help="Also test whether each headline's bias is within +-D (two one-sided tests), so a small "
+                      "bias is shown, not just not ruled out."),
     click.option("--score-options", is_flag=True, help="Score answer options by log-probability instead of generating."),
     click.option("--constrain-answers", is_flag=True,
                  help="Ask the backend to answer only with one of the options (a deviation from the papers)."),
@@ -465,6 +472,8 @@ def _run_config(opts: dict[str, Any]) -> Any:
         system_prompt=merged(opts["system_prompt"], fc, "generation", "system_prompt"),
         seed=opts["seed"],
         n_resamples=opts["resamples"],
+        equivalence_margin=opts["equivalence_margin"],
+        until_decided=opts["until_decided"],
         score_options=opts["score_options"],
         constrain_answers=opts["constrain_answers"],
         concurrency=merged(opts["concurrency"], fc, "run", "concurrency", 8),

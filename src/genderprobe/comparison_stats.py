@@ -3,7 +3,12 @@
 Per-item scores (:class:`ItemScores`) rebuild a run's metric from its records;
 a paired bootstrap resamples items once for both runs, so what the items share
 cancels; runs on different items are resampled on their own, and runs without
-records are compared from their intervals.
+records are compared from their intervals. Every difference keeps the draws it
+was read from, so the tests of one pair of runs can be adjusted as one family
+(:func:`genderprobe.stats.maxt_stepdown`); a metric that is a sum of absolute
+values (diff_abs_success_rate, mixed_gender_bias) gets the two-step interval of
+:func:`genderprobe.stats.abs_combination_interval`, as the percentile interval
+of |a| - |b| misses where one run is unbiased.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from genderprobe.stats import (
     CONFIDENCE,
     DEFAULT_RESAMPLES,
     Estimate,
+    abs_combination_interval,
     bootstrap_p,
-    mcnemar_exact,
     percentile_interval,
 )
 
@@ -40,16 +45,17 @@ class ItemScores:
     means), with no NaN (an item that counts for nothing has den 0). ``combine``
     works elementwise over leading axes, so it also takes bootstrap sums of shape
     (resamples,) or (resamples, k). ``items`` names each row; two runs on the
-    same items name them alike. ``choices``, where an exact paired test fits:
-    per answer (any key two runs share), 1 or 0 for the event whose rate the
-    metric measures; McNemar's test pairs them by key.
+    same items name them alike. A metric that is a sum of absolute values,
+    sum_i weights[i] |signed(num, den)[..., i]|, names its signed parts, so that
+    a difference between runs gets an interval that holds near 0.
     """
 
     items: np.ndarray
     num: np.ndarray
     den: np.ndarray
     combine: Callable[[np.ndarray, np.ndarray], np.ndarray] = ratio_of_sums
-    choices: dict | None = None
+    signed: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    weights: tuple[float, ...] = ()
 
     def value(self) -> float | None:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -68,6 +74,17 @@ class ItemScores:
     def rows(self) -> np.ndarray:
         return np.hstack([_column(self.num), _column(self.den)]).astype(np.float64)
 
+    def signed_parts(self, sums: np.ndarray | None = None) -> np.ndarray:
+        """The signed parts (resamples x m; one row for the point) of a sum of absolute values."""
+        if sums is None:
+            sums = self.rows().sum(axis=0)[None, :]
+        k = _width(self.num)
+        num, den = sums[:, :k], sums[:, k:]
+        if self.num.ndim == 1:
+            num, den = num[:, 0], den[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(self.signed(num, den), dtype=np.float64).reshape(len(sums), -1)
+
 
 def _column(a: np.ndarray) -> np.ndarray:
     return a.reshape(len(a), -1)
@@ -79,10 +96,17 @@ def _width(a: np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class Difference:
-    """run A against run B: A - B (or A / B for a ratio) with its interval and two-sided p-value."""
+    """run A against run B: A - B (or A / B for a ratio) with its interval and two-sided p-value.
+
+    ``point`` and ``draws``: the difference and its bootstrap values on the scale it is
+    tested on (log for a ratio), for the family of tests of one pair; ``se`` where the
+    difference was read from two intervals instead."""
 
     estimate: Estimate
     p_value: float | None
+    point: float | None = None
+    draws: np.ndarray | None = None
+    se: float | None = None
 
 
 def resampled_row_sums(rows: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -126,18 +150,27 @@ def _difference(point_a: float, point_b: float, a: np.ndarray, b: np.ndarray, n:
     if ratio:
         est = Estimate(*(None if x is None else math.exp(x) for x in (est.value, est.ci_low, est.ci_high)), n)
     finite = samples[np.isfinite(samples)]
-    return Difference(est, bootstrap_p(finite, point, 0.0) if finite.size else None)
+    # The draws keep their places (NaN where a resample has no value): they line up with the other metrics'.
+    return Difference(est, bootstrap_p(finite, point, 0.0) if finite.size else None, point, samples)
+
+
+def joint_rows(parts: list[ItemScores]) -> np.ndarray:
+    """Every part's rows side by side, matched by item id (an item a part lacks is zeros there):
+    one resample of these rows resamples the items once for all of them."""
+    ids = list(dict.fromkeys(item for part in parts for item in part.items.tolist()))
+    where = {item: i for i, item in enumerate(ids)}
+    blocks = []
+    for part in parts:
+        rows = part.rows()
+        block = np.zeros((len(ids), rows.shape[1]))
+        block[[where[i] for i in part.items.tolist()]] = rows
+        blocks.append(block)
+    return np.hstack(blocks) if blocks else np.zeros((0, 0))
 
 
 def paired_rows(a: ItemScores, b: ItemScores) -> np.ndarray:
     """Both runs' rows side by side, matched by item id (an item one run lacks is zeros there)."""
-    ids = list(dict.fromkeys([*a.items.tolist(), *b.items.tolist()]))
-    where = {item: i for i, item in enumerate(ids)}
-    rows_a, rows_b = a.rows(), b.rows()
-    rows = np.zeros((len(ids), rows_a.shape[1] + rows_b.shape[1]))
-    rows[[where[i] for i in a.items.tolist()], : rows_a.shape[1]] = rows_a
-    rows[[where[i] for i in b.items.tolist()], rows_a.shape[1] :] = rows_b
-    return rows
+    return joint_rows([a, b])
 
 
 def paired_difference(a: ItemScores, b: ItemScores, *, ratio: bool = False, n_resamples: int = DEFAULT_RESAMPLES,
@@ -147,29 +180,42 @@ def paired_difference(a: ItemScores, b: ItemScores, *, ratio: bool = False, n_re
 
     Items are matched by id; an item only one run holds counts for nothing in the
     other. ``sums``: the resampled sums of :func:`paired_rows` when already drawn
-    (metrics built from the same parts share them).
+    (the metrics of one pair of runs share one resample of the items).
     """
-    point_a, point_b = a.value(), b.value()
     if sums is None:
         sums = resampled_row_sums(paired_rows(a, b), n_resamples=n_resamples, rng=np.random.default_rng(seed))
     n = len(set(a.items.tolist()) | set(b.items.tolist()))
-    if point_a is None or point_b is None:
-        return Difference(Estimate(None, None, None, n), None)
     k = 2 * _width(a.num)
-    return _difference(point_a, point_b, a.resampled(sums[:, :k]), b.resampled(sums[:, k:]), n, ratio, confidence)
+    return _from_sums(a, b, sums[:, :k], sums[:, k:], n, ratio, confidence)
 
 
 def unpaired_difference(a: ItemScores, b: ItemScores, *, ratio: bool = False, n_resamples: int = DEFAULT_RESAMPLES,
-                        seed: int = 0, confidence: float = CONFIDENCE) -> Difference:
-    """A - B when the runs asked different items: each run's items resampled on their own."""
+                        seed: int = 0, confidence: float = CONFIDENCE,
+                        sums: tuple[np.ndarray, np.ndarray] | None = None) -> Difference:
+    """A - B when the runs asked different items: each run's items resampled on their own
+    (``sums``: each run's resampled row sums, when already drawn)."""
+    if sums is None:
+        rng = np.random.default_rng(seed)
+        sums = (resampled_row_sums(a.rows(), n_resamples=n_resamples, rng=rng),
+                resampled_row_sums(b.rows(), n_resamples=n_resamples, rng=rng))
+    return _from_sums(a, b, *sums, len(a.items) + len(b.items), ratio, confidence)
+
+
+def _from_sums(a: ItemScores, b: ItemScores, sums_a: np.ndarray, sums_b: np.ndarray, n: int, ratio: bool,
+               confidence: float) -> Difference:
+    """A - B from each run's resampled sums. A sum of absolute values (``ItemScores.signed``) gets
+    :func:`genderprobe.stats.abs_combination_interval` over both runs' signed parts."""
     point_a, point_b = a.value(), b.value()
-    n = len(a.items) + len(b.items)
     if point_a is None or point_b is None:
         return Difference(Estimate(None, None, None, n), None)
-    rng = np.random.default_rng(seed)
-    boot_a = a.resampled(resampled_row_sums(a.rows(), n_resamples=n_resamples, rng=rng))
-    boot_b = b.resampled(resampled_row_sums(b.rows(), n_resamples=n_resamples, rng=rng))
-    return _difference(point_a, point_b, boot_a, boot_b, n, ratio, confidence)
+    d = _difference(point_a, point_b, a.resampled(sums_a), b.resampled(sums_b), n, ratio, confidence)
+    if a.signed is None or b.signed is None or ratio:
+        return d
+    parts = np.hstack([a.signed_parts(), b.signed_parts()])[0]
+    draws = np.hstack([a.signed_parts(sums_a), b.signed_parts(sums_b)])
+    weights = [*a.weights, *(-w for w in b.weights)]
+    interval = abs_combination_interval(parts, draws, weights, n, confidence)
+    return Difference(Estimate(d.estimate.value, interval.ci_low, interval.ci_high, n), d.p_value, d.point, d.draws)
 
 
 def normal_difference(a: Estimate, b: Estimate, *, ratio: bool = False, confidence: float = CONFIDENCE) -> Difference:
@@ -193,17 +239,4 @@ def normal_difference(a: Estimate, b: Estimate, *, ratio: bool = False, confiden
     se = math.hypot(ha - la, hb - lb) / (2 * z)  # independent runs: the spreads add in quadrature
     p = None if se == 0 else math.erfc(abs(d) / se / math.sqrt(2))
     est = (d, d - z * se, d + z * se)
-    return Difference(Estimate(*(math.exp(x) for x in est) if ratio else est), p)
-
-
-def paired_choices_test(a: dict, b: dict) -> tuple[float, int, int] | None:
-    """McNemar's exact test of two runs' 0/1 choices matched by key: (p, b, c), with
-    b the answers where A chose 1 and B 0, c the reverse; None when no key is shared."""
-    shared = a.keys() & b.keys()
-    if not shared:
-        return None
-    only_a = sum(1 for k in shared if a[k] and not b[k])
-    only_b = sum(1 for k in shared if b[k] and not a[k])
-    return mcnemar_exact(only_a, only_b), only_a, only_b
-
-
+    return Difference(Estimate(*(math.exp(x) for x in est) if ratio else est), p, d, None, se or None)

@@ -28,6 +28,7 @@ headline interval.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -109,6 +110,10 @@ class Planner(ABC):
     def power(self, size: int, detect: float, settings: Settings) -> float:
         """Share of simulated runs of this size that detect a bias of ``detect``."""
 
+    def strength(self, detect: float) -> float | None:
+        """The calibration model's P for a bias of ``detect``, where --until-decided can run it."""
+        return None
+
     @abstractmethod
     def calibration_model(self, size: int, detect: float) -> str:
         """The model spec whose real runs of this size the simulation stands for."""
@@ -177,6 +182,8 @@ class Plan:
     cost_usd_at_most: float | None
     method: str
     run_command: str
+    # What --until-decided bias would spend with the plan's size, and four times it, as its budget.
+    until_decided: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -219,7 +226,23 @@ def plan(
         requests=cost["requests"], requests_note=planner.requests_note(size), prompt_tokens=cost["prompt_tokens"],
         completion_tokens_at_most=cost["completion_tokens"], cost_usd_at_most=cost.get("cost_usd_at_most"),
         method=planner.method(size, detect, settings), run_command=_command(planner.probe, params),
+        until_decided=_until_decided(planner, size, detect, settings),
     )
+
+
+def _until_decided(planner: Planner, size: int, detect: float, settings: Settings) -> list[dict[str, Any]] | None:
+    """The expected saving of --until-decided bias on the plan's calibration model, with the planned size
+    as its budget and with four times it (the sequence, valid at every round, is wider than one interval
+    at a fixed size, so it needs a larger budget to settle as often)."""
+    from genderprobe.sequential import SUPPORTED, expected_saving
+
+    strength = planner.strength(detect)
+    if planner.probe not in SUPPORTED or strength is None:
+        return None
+    largest = planner.sizes()[-1]
+    return [expected_saving(strength, min(budget, largest), runs=min(settings.simulations, 1000),
+                            repetitions=planner.assumptions.repetitions, seed=settings.seed)
+            for budget in dict.fromkeys((size, 4 * size))]
 
 
 def get_planner(probe: str, assumptions: Assumptions = Assumptions()) -> Planner:
@@ -381,14 +404,20 @@ def _command(probe: str, params: dict[str, Any]) -> str:
 
 
 def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
-    """What would halve each headline interval of a run's results: about 4x the items.
+    """What would halve each headline interval of a run's results.
 
     An interval's width shrinks about as 1 / sqrt(n), so halving it takes about
     four times the items behind it (the metric's n), which is four times the
-    probe's sample parameter where it has one (sample_k, per_type). None when
-    no headline metric has an interval.
+    probe's sample parameter where it has one (sample_k, per_type). Where the
+    probe reports a metric's variance components (``extra.variance_components``:
+    a fixed set of words whose spread more attempts cannot average away, and the
+    noise within each word, which they can), the parameter that repeats attempts
+    is sized from them: halving the width needs the within part to fall to a
+    quarter of the whole less the between part, and none will where the between
+    part alone is more than a quarter. None when no headline metric has an interval.
     """
     metrics = document.get("metrics", {})
+    components = (document.get("extra") or {}).get("variance_components") or {}
     rows = {}
     for headline in document.get("headline", {}).get("metrics", []):
         m = metrics.get(headline["metric"], {})
@@ -396,6 +425,9 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
             continue
         width = m["ci_high"] - m["ci_low"]
         rows[headline["metric"]] = {"width": width, "halved_width": width / 2, "n": m["n"], "n_to_halve": 4 * m["n"]}
+        found = components.get(headline["metric"])
+        if isinstance(found, dict):
+            rows[headline["metric"]] |= _halving_by_components(found, document)
     if not rows:
         return None
     out: dict[str, Any] = {"rule": "an interval's width shrinks about as 1/sqrt(n): about 4x the items halve it"}
@@ -410,6 +442,48 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
             break
     out["metrics"] = rows
     return out
+
+
+def _halving_by_components(found: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """The n_to_halve of a metric whose between-unit spread no repetition reduces (the 4x rule does not hold)."""
+    between, within, name = float(found["between"]), float(found["within"]), found["parameter"]
+    now = (document.get("parameters", {}).get("probe") or {}).get(name)
+    total = between + within
+    out: dict[str, Any] = {"n_to_halve": None, "variance_between": between, "variance_within": within,
+                           "parameter": name, "now": now}
+    if not isinstance(now, int) or total <= 0:
+        return out
+    share = between / total
+    if within <= 0 or between >= total / 4:
+        out["note"] = (f"the spread between {found.get('units', 'units')} is {share:.0%} of the variance, and more "
+                       f"{name} cannot reduce it: no run of these {found.get('units', 'units')} halves this interval")
+        return out
+    out["to_halve"] = math.ceil(now * within / (total / 4 - between))
+    out["note"] = (f"{share:.0%} of the variance is the spread between {found.get('units', 'units')}, which more "
+                   f"{name} leave as it is: halving the width takes {name} {out['to_halve']:,}")
+    return out
+
+
+def ratio_variance_components(num: np.ndarray, den: np.ndarray) -> dict[str, float]:
+    """Variance components of sum(num) / sum(den) over units whose num and den split each unit's answered
+    attempts binomially (a word's "she" and "he"): the whole, as a bootstrap over units sees it (the
+    linearized ratio's spread), and the part within units (binomial noise, which more attempts per unit
+    reduce); the rest is between units. The between part is a difference of two estimates, so with few
+    units or attempts it is noisy (68 words alike at 30 attempts: 0-20% of the whole)."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    n_total, d_total = num.sum(), den.sum()
+    if d_total <= 0 or num.size < 2:
+        return {"between": 0.0, "within": 0.0}
+    r = n_total / d_total
+    z = (num - r * den) / d_total
+    total = float(((z - z.mean()) ** 2).sum())
+    answered = num + den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(answered > 0, num / np.maximum(answered, 1), 0.0)
+        unbiased = np.where(answered > 1, answered / np.maximum(answered - 1, 1), 0.0)
+    within = float(((1 + r) ** 2 * answered * share * (1 - share) * unbiased).sum() / d_total**2)
+    within = min(within, total)
+    return {"between": total - within, "within": within}
 
 
 def _largest(probe: Any, parameter: str) -> int | None:

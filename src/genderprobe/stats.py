@@ -36,6 +36,9 @@ class Estimate:
     # not in to_json, equality or repr, so results files and comparisons are unchanged.
     p_zero: float | None = field(default=None, compare=False, repr=False)
     p_one: float | None = field(default=None, compare=False, repr=False)
+    # The bootstrap values the interval was read from (in memory only, as the p-values): a
+    # family of tests over several estimates (genderprobe.breakdown_tests) needs their draws.
+    draws: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -123,7 +126,7 @@ def percentile_interval(point: float, samples: np.ndarray, n: int, confidence: f
     # Percentile intervals can sit a rounding error off a point estimate they
     # should contain (constant data); clamp so the interval always holds it.
     return Estimate(point, float(min(lo, point)), float(max(hi, point)), n,
-                    p_zero=bootstrap_p(samples, point, 0.0), p_one=bootstrap_p(samples, point, 1.0))
+                    p_zero=bootstrap_p(samples, point, 0.0), p_one=bootstrap_p(samples, point, 1.0), draws=samples)
 
 
 def bootstrap_statistic(
@@ -335,6 +338,59 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+def maxt_stepdown(t: np.ndarray, null_draws: np.ndarray) -> np.ndarray:
+    """Westfall and Young's max-T step-down adjusted p-values (Westfall & Young 1993).
+
+    t: the m observed statistics (|estimate - null| / se); null_draws: B x m draws of
+    those statistics when every null holds (|resample - estimate| / se). The largest t is
+    compared with the maximum over all m draws, the next with the maximum over the m - 1
+    others, and so on; the adjusted p-values are kept monotone. Rejecting where one is
+    below alpha controls the family-wise error at alpha, and the maximum over the joint
+    draws keeps the power Bonferroni and Holm lose when the tests are correlated. An
+    adjusted p-value is never below 1 / (B + 1).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    if t.size == 0:
+        return t.copy()
+    draws = np.nan_to_num(np.asarray(null_draws, dtype=np.float64).reshape(-1, t.size), nan=0.0)
+    order = np.argsort(-t, kind="stable")
+    # Column j: the maximum of the draws of the j-th largest t and every smaller one.
+    tail_max = np.maximum.accumulate(draws[:, order][:, ::-1], axis=1)[:, ::-1]
+    p = (1 + (tail_max >= t[order][None, :] - 1e-12).sum(axis=0)) / (draws.shape[0] + 1)
+    out = np.empty(t.size)
+    out[order] = np.minimum(1.0, np.maximum.accumulate(p))
+    return out
+
+
+def studentized(point: float, draws: np.ndarray, null: float) -> tuple[float, np.ndarray]:
+    """(|point - null| / se, |draws - point| / se): a test's statistic and its null draws
+    (the centred bootstrap), with se the finite draws' standard deviation. Draws of no
+    spread give an infinite statistic away from the null, 0 at it, and null draws of 0."""
+    draws = np.asarray(draws, dtype=np.float64)
+    finite = np.isfinite(draws)
+    se = float(np.std(draws[finite])) if finite.any() else 0.0
+    if se == 0.0:
+        return (0.0 if point == null else math.inf), np.zeros(draws.size)
+    # A draw with no finite value (a ratio over nothing) stays NaN: maxt_stepdown reads it as 0.
+    return abs(point - null) / se, np.where(finite, np.abs(np.where(finite, draws, point) - point) / se, np.nan)
+
+
+def student_z(t: float, n: int | None) -> float:
+    """A studentized statistic over n items as the normal deviate of equal tail probability.
+
+    A bootstrap's spread is the plug-in one (divisor n) and is itself estimated, so
+    |estimate| / se has a Student t's heavier tails, while the centred draws it is
+    compared with (:func:`maxt_stepdown`) do not: rescaled by sqrt((n - 1) / n) and read
+    through t with n - 1 degrees of freedom, 29 groups of 62-300 fair-coin items get a
+    flag in 5.0% of simulated runs instead of 7.7%.
+    """
+    if n is None or n < 3 or not math.isfinite(t):
+        return t
+    from scipy import stats as sps  # here: scipy is slow to import
+
+    return float(sps.norm.isf(sps.t.sf(t * math.sqrt((n - 1) / n), n - 1)))
+
+
 # --- Tests against a neutral value ------------------------------------------
 
 
@@ -368,6 +424,14 @@ def interval_p(value: float | None, low: float | None, high: float | None, null:
     interval and ``null`` are all positive. None without a finite value and
     interval; an interval of no width gives 1 at ``null`` and 0 elsewhere.
     """
+    z = interval_z(value, low, high, null, log=log, confidence=confidence)
+    return None if z is None else math.erfc(z / math.sqrt(2))
+
+
+def interval_z(value: float | None, low: float | None, high: float | None, null: float, *,
+               log: bool = False, confidence: float = CONFIDENCE) -> float | None:
+    """|value - null| / se, the statistic behind :func:`interval_p` (inf for an interval of no width
+    away from ``null``)."""
     if value is None or low is None or high is None or not all(map(math.isfinite, (value, low, high))):
         return None
     if log and min(value, low, null) > 0:
@@ -376,9 +440,9 @@ def interval_p(value: float | None, low: float | None, high: float | None, null:
     if half <= 0:
         half = (high - low) / 2
     if half <= 0:
-        return 1.0 if value == null else 0.0
+        return 0.0 if value == null else math.inf
     se = half / NormalDist().inv_cdf(0.5 + confidence / 2)
-    return math.erfc(abs(value - null) / se / math.sqrt(2))
+    return abs(value - null) / se
 
 
 # --- Cluster bootstrap and folded intervals ----------------------------------------
@@ -464,6 +528,60 @@ def stratified_bootstrap_ratio(
     return percentile_interval(point, f(samples), int(num.size), confidence)
 
 
+def crossed_cluster_ratio(
+    num: np.ndarray,
+    den: np.ndarray | None = None,
+    *,
+    factors: Sequence[np.ndarray],
+    confidence: float = CONFIDENCE,
+    transform: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Estimate:
+    """sum(num) / sum(den) with a multiway cluster-robust interval (Cameron, Gelbach & Miller 2011).
+
+    ``factors``: one label array per crossed factor (RelationshipLevy: scenario, man,
+    woman). Items that share any level may move together: the variance adds each
+    factor's cluster-robust variance, less each pair's intersection, plus the triple's
+    (inclusion-exclusion over the factors), of the linearized ratio, each with its
+    G / (G - 1) correction; where that sum falls below the largest one-factor
+    variance, the largest is used. A normal interval on the result, through
+    ``transform`` (which must be linear, as 2p - 1 is). The pigeonhole bootstrap
+    (Owen 2007) was tried first: its product weights multiply the items' own noise
+    (by 2^3 - 1 for three factors), 2.7 times as wide as the item interval on a fair
+    coin, where no factor matters.
+    """
+    num = np.asarray(num, dtype=np.float64)
+    den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
+    keep = ~(np.isnan(num) | np.isnan(den))
+    num, den = num[keep], den[keep]
+    labels = [np.unique(np.asarray(x)[keep], return_inverse=True)[1] for x in factors]
+    f = transform or (lambda x: x)
+    n = int(num.size)
+    if n == 0 or den.sum() == 0:
+        return Estimate(None, None, None, n)
+    ratio = num.sum() / den.sum()
+    z = (num - ratio * den) / den.sum()
+
+    def clustered(codes: list[np.ndarray]) -> float:
+        combined = np.zeros(n, dtype=np.int64)
+        for code in codes:  # one integer per combination of levels
+            combined = combined * (int(code.max()) + 1) + code
+        cell = np.unique(combined, return_inverse=True)[1].ravel()
+        g = int(cell.max()) + 1
+        totals = np.bincount(cell, weights=z, minlength=g)
+        return float(g / (g - 1) * (totals**2).sum()) if g > 1 else 0.0
+
+    from itertools import combinations
+
+    variance = 0.0
+    for size in range(1, len(labels) + 1):
+        for chosen in combinations(labels, size):
+            variance += (-1) ** (size + 1) * clustered(list(chosen))
+    variance = max(variance, *(clustered([code]) for code in labels))
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(variance)
+    ends = sorted(float(f(np.asarray(x))) for x in (ratio - half, ratio + half))
+    return Estimate(float(f(np.asarray(ratio))), ends[0], ends[1], n)
+
+
 def folded_interval(signed: Estimate) -> Estimate:
     """An interval of |theta| from an interval [low, high] of theta.
 
@@ -479,22 +597,79 @@ def folded_interval(signed: Estimate) -> Estimate:
     return Estimate(abs(signed.value), 0.0 if low <= 0 <= high else ends[0], ends[1], signed.n)
 
 
-def folded_mean_interval(
-    points: Sequence[float], samples: np.ndarray, n: int, confidence: float = CONFIDENCE
-) -> Estimate:
-    """An interval of mean(|theta_i|) from m signed estimates and their joint bootstrap samples.
+# The two-step interval of a sum of absolute values: the chance its first step gets a
+# sign wrong, the chance the box of the open signs misses where some are known, and the
+# chance the known part's end that the open part widens misses.
+SIGN_LEVEL = 0.005
+BOX_LEVEL = 0.005
+SLACK_LEVEL = 0.005
+# Draws it wants: a 99.5% tail quantile resting on 25 or more of them.
+ABS_RESAMPLES = 5000
 
-    samples: resamples x m. Each theta_i's percentile interval at the Bonferroni
-    level 1 - (1 - confidence) / m is folded (:func:`folded_interval`) and the
-    ends averaged: when all m intervals hold their theta_i, which happens at
-    least ``confidence`` of the time, the mean's interval holds the mean.
+
+def abs_combination_interval(points: Sequence[float], draws: np.ndarray, weights: Sequence[float], n: int,
+                             confidence: float = CONFIDENCE) -> Estimate:
+    """An interval of sum_i w_i |theta_i| from m signed estimates and B x m joint bootstrap draws.
+
+    The percentile interval of a sum of absolute values misses where a theta_i is near
+    0: |theta-hat| is biased away from 0 there, and the bootstrap does not undo it
+    (DeMET's mixed_gender_bias, the mean of three absolute pair biases; the difference
+    of two runs' diff_abs_success_rate). Two steps, after Romano, Shaikh & Wolf (2014):
+
+    1. Signs: a joint max-|t| box at 1 - SIGN_LEVEL (the centred draws' largest
+       studentized deviation over the m estimates). Where it leaves 0 out, theta_i's
+       sign is taken as known, and |theta_i| = sign * theta_i is linear.
+    2. The known part L = sum w_i s_i theta_i gets a percentile interval of its draws;
+       the open coordinates a joint max-|t| box, each folded to the range of |theta_j|
+       over it (0 to max(|low|, |high|) where the box holds 0), times w_j; the ends
+       add. With no open coordinate L's interval is at 1 - (alpha - SIGN_LEVEL); with
+       no known one the box is. With both, the box is at 1 - BOX_LEVEL, and the end of
+       L that the open part widens (the upper where the open w_j are positive) misses
+       SLACK_LEVEL of the time, the other end the rest.
+
+    It holds the truth whenever the signs are right, the box holds the open thetas and
+    L's interval holds L: at least ``confidence`` of the time (Bonferroni), and about
+    95.5-96.5% where the open thetas are 0. Where all are 0 and the weights have both
+    signs (two runs without bias), the truth 0 sits inside by construction: more.
+    The 99.5% quantiles need draws: ABS_RESAMPLES or more. Rows with a NaN are left out.
     """
-    samples = np.asarray(samples, dtype=np.float64).reshape(len(samples), -1)
-    m = samples.shape[1]
-    level = 1 - (1 - confidence) / m
-    folded = [folded_interval(percentile_interval(float(p), samples[:, i], n, level)) for i, p in enumerate(points)]
-    if any(e.ci_low is None for e in folded):
-        return Estimate(None, None, None, n)
-    mean = lambda xs: float(np.mean(xs))  # noqa: E731
-    return Estimate(mean([e.value for e in folded]), mean([e.ci_low for e in folded]),
-                    mean([e.ci_high for e in folded]), n)
+    points = np.asarray(points, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
+    draws = draws[~np.isnan(draws).any(axis=1)]
+    value = float(weights @ np.abs(points))
+    if np.isnan(value) or draws.shape[0] < 2:
+        return Estimate(None if np.isnan(value) else value, None, None, n)
+    alpha = 1 - confidence
+    dev = draws - points
+    se = dev.std(axis=0)
+    known = np.abs(points) > _box_half_widths(dev, se, SIGN_LEVEL)
+    w_open = weights[~known]
+    low = high = 0.0
+    if known.any():
+        rest = alpha - SIGN_LEVEL
+        tails = (rest / 2, rest / 2)  # (lower, upper) tail of L's interval
+        if w_open.size:
+            rest -= BOX_LEVEL
+            widened = "upper" if (w_open >= 0).all() else "lower" if (w_open <= 0).all() else None
+            tails = ((rest - SLACK_LEVEL, SLACK_LEVEL) if widened == "upper" else
+                     (SLACK_LEVEL, rest - SLACK_LEVEL) if widened == "lower" else (rest / 2, rest / 2))
+        linear = np.where(known, weights * np.sign(points), 0.0)
+        low, high = (float(q) for q in np.quantile(draws @ linear, [tails[0], 1 - tails[1]]))
+    if w_open.size:
+        half = _box_half_widths(dev[:, ~known], se[~known], BOX_LEVEL if known.any() else alpha - SIGN_LEVEL)
+        lo, hi = points[~known] - half, points[~known] + half
+        smallest = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+        largest = np.maximum(np.abs(lo), np.abs(hi))
+        low += float(np.where(w_open > 0, w_open * smallest, w_open * largest).sum())
+        high += float(np.where(w_open > 0, w_open * largest, w_open * smallest).sum())
+    if (weights >= 0).all():
+        low = max(low, 0.0)
+    return Estimate(value, min(low, value), max(high, value), n)
+
+
+def _box_half_widths(dev: np.ndarray, se: np.ndarray, level: float) -> np.ndarray:
+    """Half-widths c * se of the joint max-|t| box that holds all centred draws but a ``level`` share of them."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(se > 0, np.abs(dev) / np.where(se > 0, se, 1.0), 0.0)
+    return float(np.quantile(t.max(axis=1), 1 - level)) * se

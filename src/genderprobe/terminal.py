@@ -164,6 +164,15 @@ def print_results(doc: dict[str, Any], console: Console | None = None, *, validi
         reading = mark_reading(m) if isinstance(m, dict) else ""
         if reading:
             console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
+    from genderprobe.equivalence import lines
+
+    for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
+        console.print(line, highlight=False, markup=False)
+    from genderprobe.sequential import line as decided_line
+
+    decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
+    if decided:
+        console.print(decided, highlight=False, markup=False)
     from genderprobe.breakdown_tests import MARKER
 
     shown_whole: list[str] = []
@@ -247,9 +256,9 @@ def print_validity(doc: dict[str, Any], console: Console) -> None:
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
                    shown_whole: list[str]) -> tuple[set[tuple[int, int]], list[str]]:
-    """(row, column) of the cells of a table that show a group differing from the neutral value after
-    Holm's correction, and the legend of each tested breakdown that one column alone shows whole (by
-    the group names of the first column); those breakdowns are added to ``shown_whole``."""
+    """(row, column) of the cells of a table that show a group differing from the neutral value after the
+    run's family correction (max-T step-down), and the legend of each tested breakdown that one column alone
+    shows whole (by the group names of the first column); those breakdowns are added to ``shown_whole``."""
     from genderprobe.breakdown_tests import flagged, legend, shown
 
     width = max((len(row) for row in rows), default=0)

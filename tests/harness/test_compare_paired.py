@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.cli import main
+from genderprobe.comparison_stats import (
+    ItemScores,
+    paired_difference,
+    paired_rows,
+    resampled_row_sums,
+)
 from genderprobe.registry import item_score_functions
 from genderprobe.report import compare, render_comparison
 from genderprobe.report.leaderboard import print_leaderboard
-from genderprobe.stats import holm, mcnemar_exact
+from genderprobe.report.paired import PairTest, _adjust
+from genderprobe.stats import holm
+from genderprobe.studies.relationship_levy.paired import _diff, _diff_abs
 
 LEVY = ("diff_abs_success_rate", "diff_success_rate")
 
@@ -40,22 +49,17 @@ def test_biased_against_unbiased_on_the_same_items_is_found_with_its_exact_value
         assert (t.a, t.b) == ("reference:unbiased", "reference:biased")
         assert t.paired and t.test == "paired bootstrap" and t.note == "paired over the 100 items both runs asked"
         assert (t.difference["value"], t.difference["ci_low"], t.difference["ci_high"]) == (-1.0, -1.0, -1.0)
-        assert t.p_value < 0.001 and t.p_holm < 0.001
-    assert [t.p_holm for t in section.pairs] == holm([t.p_value for t in section.pairs])
-    tests = {t.metric: t for t in section.pairs}
-    # McNemar on the 200 answers: with the woman as option (a) the unbiased model picks her and the biased one
-    # the man (100 discordant, all one way); with the man as (a) both pick him.
-    assert tests["diff_success_rate"].exact_p == pytest.approx(mcnemar_exact(0, 100)) == pytest.approx(2.0**-99)
-    assert tests["diff_success_rate"].exact_note == "100 discordant answers: 0 vs 100"
-    assert tests["diff_abs_success_rate"].exact_p is None  # no exact test fits an absolute value
+        assert t.p_value < 0.001 and t.p_adjusted < 0.001 and t.family == 2
 
     console = Console(width=200, record=True)
     print_leaderboard([section], console)
     text = console.export_text()
     assert "reference:unbiased vs reference:biased" in text
-    assert "diff_success_rate, A − B = -1.000 [-1.000, -1.000]; p < 0.001 (Holm < 0.001); McNemar p < 0.001" in text
+    assert "diff_success_rate, A − B = -1.000 [-1.000, -1.000]; p < 0.001 (family p < 0.001)" in text
+    assert "McNemar" not in text and "max-T" in text
     page = render_comparison(docs)
     assert page.count('data-paired="yes"') == 2 and "paired over the 100 items both runs asked" in page
+    assert "McNemar" not in page and "each pair of runs is one family" in page
 
 
 @pytest.mark.parametrize("probe, model, params", [
@@ -76,24 +80,66 @@ def test_per_item_scores_rebuild_each_runs_headline_exactly(probe, model, params
 def test_random_against_random_on_the_same_items_is_rejected_at_about_the_nominal_rate():
     """Two runs of the coin-flipping model differ only in the coin (the generation seed): no true difference."""
     pairs = 60
-    rejected = {m: 0 for m in (*LEVY, "McNemar")}
+    rejected = {m: 0 for m in (*LEVY, "family")}
     for i in range(pairs):
         tests = pair_tests_by_metric([levy("reference:random", seed=i, generation_seed=2 * i),
                                  levy("reference:random", seed=i, generation_seed=2 * i + 1)])
         assert all(t.paired for t in tests.values())
         for m in LEVY:
             rejected[m] += tests[m].p_value < 0.05
-        rejected["McNemar"] += tests["diff_success_rate"].exact_p < 0.05
+        rejected["family"] += any(t.p_adjusted < 0.05 for t in tests.values())
     rates = {m: round(int(n) / pairs, 3) for m, n in rejected.items()}
     print(f"random against random, {pairs} pairs, rejected at p < 0.05: {rates}")
     # About 5% each; 20% (12 of 60) is loose enough never to flake (everything here is seeded anyway).
     assert all(rate <= 0.20 for rate in rates.values()), rates
 
 
+def family_rejects(rng, items: int, consistency: float, shift: float = 0.0) -> tuple[bool, bool]:
+    """(the family rejects, Holm over the two metrics rejects) for one simulated pair of runs."""
+    def run(p_man):
+        alike = rng.random(items) < consistency
+        first = (rng.random(items) < p_man).astype(float)
+        second = (rng.random(items) < p_man).astype(float)
+        return np.where(alike, first, (first + second) / 2)
+
+    a, b, ids, ones = run(0.5 + shift), run(0.5), np.arange(items), np.ones(items)
+    scores = [(ItemScores(ids, x, ones, _diff), ItemScores(ids, x, ones, _diff_abs, signed=_diff, weights=(1.0,)))
+              for x in (a, b)]
+    sums = resampled_row_sums(paired_rows(scores[0][0], scores[1][0]), n_resamples=2000,
+                              rng=np.random.default_rng(int(rng.integers(1 << 30))))
+    tests = []
+    for m in (0, 1):
+        d = paired_difference(scores[0][m], scores[1][m], sums=sums)
+        tests.append(PairTest("A", "B", LEVY[m], False, d.estimate.to_json(), d.p_value, "paired bootstrap", True, "",
+                              _difference=d))
+    _adjust(tests)
+    return (any(t.p_adjusted < 0.05 for t in tests), any(p < 0.05 for p in holm([t.p_value for t in tests])))
+
+
+def test_models_that_answer_both_orders_alike_are_not_told_apart_by_chance():
+    # McNemar on answers counted an item's two orders as two independent pairs: for unbiased models
+    # whose orders agree 90% / 100% of the time it rejected 11.5% / 15.8% of 1,000 pairs. The family
+    # (paired bootstrap over items, max-T over the two metrics) holds about 5%
+    # (benchmarks/coverage.py --part compare: 1,000 pairs each).
+    rng = np.random.default_rng(3)
+    for consistency in (0.9, 1.0):
+        rejected = sum(family_rejects(rng, 100, consistency)[0] for _ in range(150))
+        assert rejected <= 15, (consistency, rejected)  # 10%: 5% expected, 15.8% for McNemar
+
+
+def test_the_family_keeps_the_power_holm_lost_over_two_near_identical_tests():
+    # diff_success_rate and its absolute value are nearly one test: Holm over both cut power from 54.5%
+    # to 38.5% at 100 items; max-T on their joint draws keeps it.
+    rng = np.random.default_rng(4)
+    found = np.array([family_rejects(rng, 100, 0.5, shift=0.15) for _ in range(150)])
+    family, holm_ = found.mean(axis=0)
+    assert family >= holm_ + 0.05, (family, holm_)
+
+
 def test_runs_on_different_items_are_compared_unpaired_and_say_why():
     tests = pair_tests_by_metric([levy("reference:random", seed=0), levy("reference:random", seed=1)])
     for t in tests.values():
-        assert not t.paired and t.test == "unpaired bootstrap" and t.exact_p is None
+        assert not t.paired and t.test == "unpaired bootstrap"
         assert t.note == "unpaired: the runs asked different items (seed 0 vs 1)"
     # Unpaired, a true difference is still found.
     tests = pair_tests_by_metric([levy("reference:unbiased", seed=0), levy("reference:biased", seed=1)])

@@ -3,6 +3,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -81,8 +82,9 @@ def test_demet_plans_filled_scenarios_per_type_read_by_the_folded_interval():
     at the planned --per-type detect it (the folded interval's lower end above 0) about as often as
     simulated (40 seeds, answered by option scoring: the same answers without the slow answer reader)."""
     p = plan("demet", 0.23, **CHEAP)
-    assert (p.parameter, p.size, p.reached, p.signed) == ("per_type", 4, True, False)
-    assert p.calibration_model == "reference:biased?p=0.58625" and p.requests == 29 * 9 * 4
+    # 82% power at 4 per type (400 simulations); with 200 the plan lands on 6.
+    assert (p.parameter, p.size, p.reached, p.signed) == ("per_type", 6, True, False)
+    assert p.calibration_model == "reference:biased?p=0.58625" and p.requests == 29 * 9 * 6
     rate = detection_rate("demet", p, 40, lambda m: (m["mixed_gender_bias_folded"].ci_low or 0) > 0,
                           score_options=True)
     assert abs(rate - p.power) <= 0.15, (rate, p.power)
@@ -180,3 +182,39 @@ def test_halving_says_when_the_probe_cannot_ask_four_times_as_many():
     assert "goes up to 907" in parameter["note"]
     small = run_probe("genmo", "reference:random", config=RunConfig(use_cache=False), sample_k=200).document
     assert "largest" not in small["interval_halving"]["parameter"]
+
+
+def test_halving_an_interval_whose_words_spread_is_not_four_times_the_repetitions():
+    # multilingual-pronouns asks a fixed list of words: more repetitions shrink only the noise within each
+    # word. On words that differ widely the spread between them sets the width, and no number of
+    # repetitions halves it; the 4x rule said 4x the words, which no run can ask.
+    from genderprobe.planning import _halving_by_components, ratio_variance_components
+
+    rng = np.random.default_rng(0)
+    document = {"parameters": {"probe": {"num_repetitions": 3}}}
+    p_she = rng.uniform(0.05, 0.95, 68)
+    she = rng.binomial(3, p_she)
+    spread = {**ratio_variance_components(she, 3 - she), "parameter": "num_repetitions", "units": "words"}
+    found = _halving_by_components(spread, document)
+    assert found["n_to_halve"] is None and "to_halve" not in found and "no run of these words" in found["note"]
+    alike = rng.binomial(30, 0.5, 68)  # words alike: all the variance is within words
+    parts = ratio_variance_components(alike, 30 - alike)
+    assert parts["between"] < 0.2 * parts["within"]
+    found = _halving_by_components({**parts, "parameter": "num_repetitions"}, document)
+    assert 9 <= found["to_halve"] <= 30  # about 4 x 3, and more as the estimated spread between words (noisy) adds
+    # A real run reports its components: the calibration model's words are alike.
+    config = RunConfig(use_cache=False, keep_records=False)
+    doc = run_probe("multilingual-pronouns", "reference:biased?p=0.7", config=config, languages=("en", "zh", "ja"),
+                    num_repetitions=3).document
+    row = doc["interval_halving"]["metrics"]["di_communal"]
+    assert row["parameter"] == "num_repetitions" and row["n_to_halve"] is None and 9 <= row["to_halve"] <= 30
+
+
+def test_relationship_levy_plans_say_what_until_decided_would_save():
+    p = plan("relationship-levy", 0.2, **FAST)
+    at_plan, at_four = p.until_decided
+    assert (at_plan["budget"], at_four["budget"]) == (p.size, 4 * p.size)
+    # The sequence holds at every round, so it is wider than the plan's one interval: with 4x the budget
+    # it settles nearly always, and stops well before spending it.
+    assert at_four["decided"] > at_plan["decided"] and at_four["decided"] > 0.8 and at_four["saved"] > 0.3
+    assert plan("genmo", 0.2, **FAST).until_decided is None

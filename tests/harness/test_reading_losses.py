@@ -94,3 +94,71 @@ def test_a_report_from_counts_equals_one_from_flags():
     b = loss_report_from_counts({"undetected": {"female": (3, 10), "male": (1, 10)}}, order=["female", "male"])
     assert a == b.to_json()
     assert wilson(10, 10).ci_high == 1.0 and wilson(0, 10).ci_low == 0.0
+
+
+def test_losses_of_items_asked_in_both_groups_are_tested_matched():
+    # 100 items, each asked once with each gender first: 20 lost in both orders, 8 only with the man
+    # first, 1 only with the woman. Counted as independent attempts (28 vs 21 of 100) the chi-square
+    # sees nothing (p 0.25); matched, the 9 discordant items are McNemar's test (p 0.039).
+    import numpy as np
+
+    from genderprobe.stats import mcnemar_exact
+
+    lost_male = [True] * 28 + [False] * 72
+    lost_female = [True] * 20 + [False] * 8 + [True] + [False] * 71
+    genders = ["male"] * 100 + ["female"] * 100
+    flags = {"undetected": lost_male + lost_female}
+    unmatched = loss_report(genders, flags, order=["male", "female"]).tests["undetected"]
+    matched = loss_report(genders, flags, order=["male", "female"], items=[*range(100), *range(100)])
+    test = matched.tests["undetected"]
+    assert unmatched["p_value"] > 0.2 and unmatched["method"] == "chi-square"
+    assert test["p_value"] == pytest.approx(mcnemar_exact(8, 1)) and test["informative_items"] == 9
+    assert "McNemar" in test["method"] and test["matched"] is True
+    # Attempts and lost counts are the report's as before; one attempt per item and group: Wilson as it was.
+    assert matched.counts["undetected"] == {"male": (28, 100), "female": (21, 100)}
+    assert matched.rate("undetected", "male") == wilson(28, 100)
+    assert np.isclose(matched.to_json()["kinds"]["undetected"]["test"]["p_value"], test["p_value"])
+
+
+def test_repeated_attempts_of_an_item_widen_the_interval_to_what_they_are_worth():
+    # 50 words asked 10 times each; a word is either always lost or never: 500 attempts tell no more
+    # than 50 words. The per-answer Wilson interval read them as 500 independent attempts.
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    hits = {"clustered": 0, "per answer": 0}
+    for _ in range(200):
+        hard = rng.random(50) < 0.2  # truth: 20% of the words (and so of the attempts) lost
+        lost = np.repeat(hard, 10).tolist()
+        report = loss_report(["x"] * 500, {"undetected": lost}, items=np.repeat(np.arange(50), 10).tolist())
+        for name, e in (("clustered", report.rate("undetected", "x")), ("per answer", wilson(sum(lost), 500))):
+            hits[name] += e.ci_low <= 0.2 <= e.ci_high
+    assert hits["clustered"] >= 0.93 * 200 and hits["per answer"] < 0.75 * 200, hits
+
+
+def test_unmatched_clustered_attempts_divide_the_test_by_their_design_effect():
+    # Two word classes, 20 words each asked 10 times, each word always or never lost: the counts 60 vs 30 of
+    # 200 look decisive attempt by attempt (p < 0.001) and are 6 vs 3 words of 20 (not significant).
+    groups = ["a"] * 200 + ["b"] * 200
+    lost = [True] * 60 + [False] * 140 + [True] * 30 + [False] * 170
+    items = [i // 10 for i in range(400)]
+    plain = loss_report(groups, {"undetected": lost}).tests["undetected"]
+    clustered = loss_report(groups, {"undetected": lost}, items=items).tests["undetected"]
+    assert plain["p_value"] < 0.001 < 0.2 < clustered["p_value"]
+    assert clustered["design_effect"] == pytest.approx(10.0) and "Rao-Scott" in clustered["method"]
+    assert (clustered["events"], clustered["n"]) == (90, 400)
+
+
+def test_more_than_two_matched_groups_are_tested_by_permutation_within_items():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    types = [f"T{t}" for t in range(9)] * 60  # 60 units, each asking nine pairings
+    units = np.repeat(np.arange(60), 9).tolist()
+    hard = np.repeat(rng.random(60) < 0.3, 9)  # units hard in every pairing: no pairing differs
+    null = loss_report(types, {"undetected": hard.tolist()}, order=sorted(set(types)), items=units)
+    assert null.tests["undetected"]["p_value"] is None  # no unit lost some pairings and kept others
+    one = hard.copy()
+    one[np.arange(60) * 9] = True  # pairing T0 lost everywhere
+    test = loss_report(types, {"undetected": one.tolist()}, order=sorted(set(types)), items=units).tests["undetected"]
+    assert test["p_value"] < 0.001 and "Monte Carlo permutation within items" in test["method"]

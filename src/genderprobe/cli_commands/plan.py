@@ -85,6 +85,10 @@ def plan_command(probe: str, detect: float, power: float, alpha: float, repetiti
         ("prompt tokens", f"about {p.prompt_tokens:,} (four characters a token)"),
         ("completion tokens", f"at most {p.completion_tokens_at_most:,} (each request's max_tokens)"),
     ]
+    for u in p.until_decided or []:
+        rows.append((f"--until-decided bias, {p.flag} {u['budget']:,}",
+                     f"settled in {u['decided']:.0%} of simulated runs, after {u['mean_items']:,.0f} {p.unit} on "
+                     f"average ({u['saved']:.0%} of the budget's requests saved)"))
     if p.cost_usd_at_most is not None:
         rows.append(("cost", f"at most ${p.cost_usd_at_most:,.2f} at ${price_in or 0:g} in / "
                              f"${price_out or 0:g} out per million tokens"))

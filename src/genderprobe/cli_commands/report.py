@@ -46,7 +46,9 @@ def report_command(results: tuple[Path, ...], output: Path | None) -> None:
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML file.")
-def compare_command(results: tuple[Path, ...], output: Path | None) -> None:
+@click.option("--equivalence-margin", type=float, default=None, metavar="D",
+              help="Also test whether each difference between two runs is within +-D (two one-sided tests).")
+def compare_command(results: tuple[Path, ...], output: Path | None, equivalence_margin: float | None) -> None:
     """Rank several runs side by side and test each headline difference between them
     (paired over items where two runs asked the same ones): here, and in HTML with -o."""
     from genderprobe.report import compare, render_comparison, write_html
@@ -54,11 +56,14 @@ def compare_command(results: tuple[Path, ...], output: Path | None) -> None:
 
     if len(results) < 2:
         raise UserError("Give at least two results files to compare.")
+    from genderprobe.equivalence import check_margin
+
+    check_margin(equivalence_margin)
     # Each run with its records file, so the tests between runs can pair their items.
     docs = [(doc, source, _records_path(path, doc)) for (doc, source), path in zip(_load(results), results)]
-    print_leaderboard(compare(docs))
+    print_leaderboard(compare(docs, equivalence_margin))
     if output is not None:
-        write_html(output, render_comparison(docs))
+        write_html(output, render_comparison(docs, equivalence_margin))
         _done(output)
 
 

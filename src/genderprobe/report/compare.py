@@ -129,12 +129,13 @@ def item_parameters(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in comparable_parameters(doc).items() if k == "seed" or k.startswith("probe.")}
 
 
-def compare(docs: Sequence[tuple[Any, ...]]) -> list[ProbeSection]:
+def compare(docs: Sequence[tuple[Any, ...]], equivalence_margin: float | None = None) -> list[ProbeSection]:
     """Group (document, source) pairs by probe, then by parameters; rank each group;
     test each headline metric between every two runs of a probe.
 
     A third element, the run's records (a list of record dicts, or the path of
-    its records file), lets those tests pair the runs' items.
+    its records file), lets those tests pair the runs' items. ``equivalence_margin``:
+    also test whether each difference is within +-D (genderprobe.equivalence).
     """
     by_probe: dict[str, dict[str, Group]] = {}
     for doc, source, *records in docs:
@@ -153,11 +154,11 @@ def compare(docs: Sequence[tuple[Any, ...]]) -> list[ProbeSection]:
             group.headline, group.better = headline_metrics(group.entries)
             group.entries = rank(group.entries, group.headline, group.better)
             group.warnings = _version_warnings(group.entries)
-        sections.append(ProbeSection(probe, listed, mismatches, _pair_tests(listed)))
+        sections.append(ProbeSection(probe, listed, mismatches, _pair_tests(listed, equivalence_margin)))
     return sections
 
 
-def _pair_tests(groups: list[Group]) -> list[PairTest]:
+def _pair_tests(groups: list[Group], equivalence_margin: float | None = None) -> list[PairTest]:
     """The headline metrics of every two runs of a probe, in leaderboard order, tested."""
     entries = [e for g in groups for e in g.entries]
     if len(entries) < 2:
@@ -165,7 +166,7 @@ def _pair_tests(groups: list[Group]) -> list[PairTest]:
     headline, better = headline_metrics(entries)
     labels = section_labels(groups)
     runs = [Run(labels[i], e.doc, item_parameters(e.doc), e.records) for i, e in enumerate(entries)]
-    return compare_pairs(runs, headline, better)
+    return compare_pairs(runs, headline, better, equivalence_margin)
 
 
 def section_labels(groups: list[Group]) -> list[str]:

@@ -67,6 +67,7 @@ class RunView:
     validity: dict[str, Any] = field(default_factory=dict)  # verdict, checks (genderprobe.validity)
     problems: list[dict[str, Any]] = field(default_factory=list)  # the checks that did not pass
     too_few: set[str] = field(default_factory=set)  # metrics resting on too few answers for an interval
+    equivalence: list[str] = field(default_factory=list)  # --equivalence-margin's verdicts
 
     @property
     def sample_size(self) -> int | None:
@@ -146,6 +147,9 @@ def build(doc: dict[str, Any], source: str) -> RunView:
     view.figures += _breakdown_figures(doc)
     view.evidence = _evidence(doc["evidence"], doc["counts"])
     view.details = run_details(doc)
+    from genderprobe.equivalence import lines
+
+    view.equivalence = lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None)
     return view
 
 
@@ -159,8 +163,8 @@ def _figure(spec: Any, doc: dict[str, Any] | None = None, dim: str | None = None
 
 def _marked(spec: Any, doc: dict[str, Any], dim: str | None) -> tuple[Any, list[str]]:
     """A forest chart of a tested breakdown (genderprobe.breakdown_tests: ``dim``, or the one its rows show)
-    with the groups that differ after Holm's correction marked, and the breakdown's legend; other charts
-    as they are."""
+    with the groups that differ after the run's family correction marked, and the breakdown's legend; other
+    charts as they are."""
     if not isinstance(spec, dict) or spec.get("type") != "forest" or not isinstance(spec.get("rows"), list):
         return spec, []
     found = bt.shown(doc, spec["rows"]) if dim is None else next((t for t in bt.tested(doc) if t[0] == dim), None)

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from genderprobe.report import format
 from genderprobe.report.compare import Entry, Group, ProbeSection, ranking_note
-from genderprobe.report.paired import PairTest, p_phrase
+from genderprobe.report.paired import FAMILY_TEXT, PairTest, p_phrase
 from genderprobe.terminal import MARK_STYLE, output_console
 
 
@@ -124,10 +124,9 @@ def print_pairs(s: ProbeSection, console: Console) -> None:
     p-values do not fit one row of a narrow terminal. A metric's line breaks
     between its parts, never inside a number.
     """
-    tested = sum(t.p_value is not None for t in s.pairs)
     console.print(Text(f"{s.probe}: model against model, A vs B", style="bold"), Text(
-        f"(each headline metric as A − B, or A / B for a ratio, with its 95% interval; two-sided p, "
-        f"Holm-adjusted over the {tested} test{'s' if tested != 1 else ''} here)", style="dim"), highlight=False)
+        f"(each headline metric as A − B, or A / B for a ratio, with its 95% interval; two-sided p, and "
+        f"family p: {FAMILY_TEXT})", style="dim"), highlight=False)
     for (a, b), tests in itertools.groupby(s.pairs, key=lambda t: (t.a, t.b)):
         tests = list(tests)
         # The labels open and close the line: the only line with a label between spaces is its leaderboard row.
@@ -148,11 +147,11 @@ def _pair_parts(t: PairTest, shared: str | None) -> list[Text]:
     head = f"{t.metric}, A {t.sign} B"
     if t.test == "none":
         return [Text(f"{t.metric}: ") + Text(t.note, style="dim")]
-    significant = t.p_holm is not None and t.p_holm < 0.05
+    significant = t.p_adjusted is not None and t.p_adjusted < 0.05
     parts = [Text(f"{head} = {format.estimate(t.difference)}"),
-             Text(f"{p_phrase(t.p_value)} ({p_phrase(t.p_holm, 'Holm')})", style="bold" if significant else "")]
-    if t.exact:
-        parts.append(Text(t.exact))
+             Text(f"{p_phrase(t.p_value)} ({p_phrase(t.p_adjusted, 'family p')})", style="bold" if significant else "")]
+    if t.equivalent:
+        parts.append(Text(t.equivalent))
     if t.note != shared:
         parts.append(Text(t.note, style="dim" if t.paired else "yellow"))
     return parts

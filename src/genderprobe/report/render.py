@@ -16,6 +16,7 @@ from genderprobe.report import document, format
 from genderprobe.report.charts import forest
 from genderprobe.report.compare import ProbeSection, compare, ranking_note
 from genderprobe.report.document import FigureView, mark_bands
+from genderprobe.report.paired import FAMILY_TEXT
 from genderprobe.results import atomic_write_text
 
 
@@ -66,17 +67,17 @@ def headline_figure(section: ProbeSection, group_index: int, metric: str) -> Fig
     return FigureView(spec["id"], metric, "forest", forest.draw(spec, bands))
 
 
-def render_comparison(docs: Sequence[tuple[dict[str, Any], str]]) -> str:
+def render_comparison(docs: Sequence[tuple[dict[str, Any], str]], equivalence_margin: float | None = None) -> str:
     if len(docs) < 2:
         raise UserError("Give at least two results files to compare.")
-    sections = compare(docs)
+    sections = compare(docs, equivalence_margin)
     figures = {
         (s_i, g_i): [headline_figure(s, g_i, m) for m in g.headline]
         for s_i, s in enumerate(sections) for g_i, g in enumerate(s.groups)
     }
     return environment().get_template("compare.html.j2").render(
         sections=sections, figures=figures, count=len(docs), version=__version__, generated=_now(),
-        ranking_note=ranking_note,
+        ranking_note=ranking_note, family_text=FAMILY_TEXT,
     )
 
 

@@ -45,7 +45,9 @@ def test_lost_answers_are_reported_per_pairing_with_a_test():
         assert m[f"refusal_rate_{t}"].n == 29 * 2
     assert result.counts["refused"] == result.counts["undetected"] == 29 * 2
     assert result.losses["by"] == "pairing" and result.losses["groups"] == list(TYPES)
-    assert result.losses["kinds"]["refusal"]["test"]["p_value"] < 1e-10
+    # Every unit asks all nine pairings: the test permutes within units, and 9,999 draws say p <= 1e-4.
+    test = result.losses["kinds"]["refusal"]["test"]
+    assert test["p_value"] == 1 / 10_000 and test["matched"] and test["informative_items"] == 58
     assert any(t.title.startswith("Lost answers by pairing") for t in result.tables)
     # Every rewording was tried before the prompt counted as lost; records say refusal.
     refusals = [r for r in sink.records if r["code"] == "refusal"]

@@ -158,7 +158,7 @@ class DemetNames(Probe):
             read, judged = ctx.reader_judge.read(requests, responses, lambda _, text: judge_reading(text))
         per_name = []
         undetected, errors = [], 0
-        lost_list, lost_undetected, lost_refusal = [], [], []
+        lost_list, lost_undetected, lost_refusal, lost_names = [], [], [], []
         for i, (group, name) in enumerate(entries):
             votes = []
             for j in range(len(PROMPTS)):
@@ -178,6 +178,7 @@ class DemetNames(Probe):
                 else:
                     refused = vote is None and is_refusal(resp.text)
                     lost_list.append(group)
+                    lost_names.append(name)
                     lost_undetected.append(vote is None and not refused)
                     lost_refusal.append(refused)
                     if refused:
@@ -191,8 +192,9 @@ class DemetNames(Probe):
                 "unread_votes": votes.count(None), "majority": majority(votes),
             })
         # Attempts that got an answer, per name list; failed requests are errors, not losses.
+        # A name is asked with several prompts: its attempts are one cluster.
         losses = loss_report(lost_list, {"undetected": lost_undetected, "refusal": lost_refusal},
-                             by="name list", order=LEVY_GROUPS)
+                             by="name list", order=LEVY_GROUPS, items=lost_names)
         return self._result(per_name, undetected, errors, len(requests), losses, ctx)
 
     def _result(self, per_name, undetected, errors, attempts, losses, ctx: RunContext) -> ProbeResult:

@@ -15,12 +15,13 @@ s(B-A) - s(A-B) is -2, 0 or 2, and a run is multinomial counts of them (per
 scenario, with ``scenario_sd``, each scenario's P drawn around P).
 
 The detection rule is the probe's own interval of its headline that holds its
-coverage: ``mixed_gender_bias_folded`` (genderprobe.stats.folded_mean_interval
+coverage: ``mixed_gender_bias_folded`` (genderprobe.stats.abs_combination_interval
 on the bootstrap over units). The printed interval of mixed_gender_bias, a mean
 of absolute values, never reaches 0 and leaves it out for a model with no bias
 at all (0% coverage at P = 0.5), so it would "detect" any bias with any sample.
-The folded interval's lower end is above 0 exactly when one pair bias's
-interval at the Bonferroni level 1 - alpha/3 leaves 0 out.
+The two-step interval's lower end is above 0 where some pair bias's sign is
+settled (the joint 99.5% box leaves 0 out) and the settled pairs' percentile
+bound is above 0.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from genderprobe.errors import UserError
 from genderprobe.names import levy_names
 from genderprobe.planning import Planner, Settings, cluster_strengths
-from genderprobe.stats import folded_mean_interval
+from genderprobe.stats import ABS_RESAMPLES, SIGN_LEVEL, abs_combination_interval
 from genderprobe.studies.demet.dataset import SCENARIO_SETS, scenarios
 from genderprobe.studies.demet.items import usable_per_type
 from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, PAIRS, TYPES
@@ -98,21 +99,24 @@ class DemetPlanner(Planner):
         else:
             counts = rng.multinomial(units, pair_pmf(p), size=(settings.simulations, len(PAIRS)))
         detected = 0
+        resamples = max(settings.resamples, ABS_RESAMPLES)  # the interval's 99.5% quantiles need them
         for c in counts:
-            # The probe's bootstrap over units: multinomial counts over the distinct unit values. The
-            # folded interval reads each pair's interval alone, so each pair's margin is resampled alone.
-            samples = np.stack([rng.multinomial(units, pair / units, size=settings.resamples) @ _DIFFS
+            # The probe's bootstrap over units: multinomial counts over the distinct unit values. A unit's
+            # three pair differences are independent coins, so each pair's margin is resampled alone.
+            samples = np.stack([rng.multinomial(units, pair / units, size=resamples) @ _DIFFS
                                 for pair in c], -1) / units
-            folded = folded_mean_interval(c @ _DIFFS / units, samples, 2 * units, 1 - settings.alpha)
+            folded = abs_combination_interval(c @ _DIFFS / units, samples, [1 / 3] * 3, 2 * units,
+                                              1 - settings.alpha)
             detected += folded.ci_low is not None and folded.ci_low > 0
         return detected / settings.simulations
 
     def normal_size(self, detect: float, settings: Settings) -> int:
-        """Two biased pairs, each at the Bonferroni level: either detects it, so each needs the power
-        1 - sqrt(1 - power); a unit's difference has variance 8P(1 - P)."""
+        """Two biased pairs, each settled by the joint 99.5% box over three (about z(1 - 0.005/6) = 3.14
+        standard errors): either detects it, so each needs the power 1 - sqrt(1 - power); a unit's
+        difference has variance 8P(1 - P)."""
         z, p = NormalDist().inv_cdf, self._p(detect)
         each = 1 - math.sqrt(1 - settings.power)
-        units = ((z(1 - settings.alpha / 6) + z(each)) / (1.5 * detect)) ** 2 * 8 * p * (1 - p)
+        units = ((z(1 - SIGN_LEVEL / 6) + z(each)) / (1.5 * detect)) ** 2 * 8 * p * (1 - p)
         return 2 * math.ceil(units / self.n_scenarios / 2)
 
     def calibration_model(self, size: int, detect: float) -> str:
@@ -133,10 +137,11 @@ class DemetPlanner(Planner):
             f"{p:g} where one of the two is a man, the first option with probability {p:g} otherwise) on the "
             f"{self.n_scenarios} {self.scenario_set} scenarios x {len(TYPES)} relationship types x {size} filled "
             f"scenarios, every prompt answered{f', each scenario with a strength sd of {sd:g}' if sd else ''}; a run "
-            f"detects the bias when the lower end of its mixed_gender_bias_folded interval is above 0: each pair "
-            f"bias's percentile bootstrap interval over filled-scenario slots ({settings.resamples:,} resamples) "
-            f"at the Bonferroni level {1 - settings.alpha / 3:.1%}, folded and averaged, the interval of this "
-            f"absolute metric that holds its coverage (the printed one leaves 0 out even with no bias). "
+            f"detects the bias when the lower end of its mixed_gender_bias_folded interval is above 0: the "
+            f"two-step interval of a mean of absolute values over a bootstrap of filled-scenario slots "
+            f"({max(settings.resamples, ABS_RESAMPLES):,} resamples; signs settled by a joint 99.5% box, the "
+            f"settled pairs' percentile bound, the open ones folded), the interval of this absolute metric "
+            f"that holds its coverage (the printed one leaves 0 out even with no bias). "
             f"Halving the interval's width takes about 4x --per-type."
         )
 

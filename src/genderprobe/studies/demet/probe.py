@@ -651,9 +651,11 @@ def _losses(plan: Plan, never: np.ndarray, refused: np.ndarray, errored: np.ndar
     """
     kept = ~errored
     types = np.asarray(TYPES, dtype=object)[plan.type[kept]]
+    # A unit (scenario, slot) asks every pairing: the test matches them within units.
+    units = (plan.scenario * plan.per_type + plan.slot)[kept]
     return loss_report(
         types, {"undetected": (never & ~refused)[kept], "refusal": (never & refused)[kept]},
-        by="pairing", order=TYPES, unit="prompts",
+        by="pairing", order=TYPES, unit="prompts", items=units.tolist(),
     )
 
 

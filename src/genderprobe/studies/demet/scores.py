@@ -16,13 +16,16 @@ scenarios and spread to their units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from genderprobe.stats import (
+    ABS_RESAMPLES,
     Estimate,
-    folded_mean_interval,
+    abs_combination_interval,
     mcnemar_exact,
     percentile_interval,
     sign_test,
@@ -67,10 +70,22 @@ class Scores:
     overall: Estimate  # Eq. 2: mean of |bias(A,B)|, 0..2
     overall_signed: Estimate  # mean of bias(A,B), -2..2: beyond the paper
     same_group_mean: Estimate  # order (position) bias check: mean of s(W-W), s(M-M), s(N-N)
-    # Eq. 2's value with the folded Bonferroni interval: the percentile interval of a mean
-    # of absolute values misses the truth (0% coverage for a model with no bias); this one
-    # holds it at least 95% of the time, about twice as wide.
-    overall_folded: Estimate
+    # What the folded interval is drawn from: (S0, D, scenario_of_unit, n_resamples, seed, by_scenario).
+    _inputs: tuple[Any, ...] = field(repr=False, compare=False)
+
+    @cached_property
+    def overall_folded(self) -> Estimate:
+        """Eq. 2's value with the two-step interval of a mean of absolute values
+        (genderprobe.stats.abs_combination_interval): the percentile interval misses the truth
+        (0% coverage for a model with no bias); this one holds it 95-96% of the time. Its tail
+        quantiles need more resamples than the others: a stream of their own, drawn when asked."""
+        S0, D, scenario_of_unit, n_resamples, seed, by_scenario = self._inputs
+        point = score_samples(S0.sum(0), D.sum(0))
+        extra = score_samples(*_resampled(S0, D, scenario_of_unit, max(n_resamples, ABS_RESAMPLES),
+                                          np.random.default_rng([seed, 31]), by_scenario))
+        return abs_combination_interval([float(point[b]) for b in PAIR_NAMES],
+                                        np.column_stack([extra[b] for b in PAIR_NAMES]), [1 / 3] * 3,
+                                        self.overall.n or 0)
 
 
 def score_samples(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -102,15 +117,8 @@ def compute_scores(
     S0 = np.where(answered, S, 0.0)
     D = answered.astype(np.float64)
     point = score_samples(S0.sum(0), D.sum(0))
-    sums = np.empty((n_resamples, S.shape[1]))
-    counts = np.empty((n_resamples, S.shape[1]))
-    rng = np.random.default_rng(seed)
-    block = max(1, _MAX_BLOCK // max(1, S.shape[0]))
-    for start in range(0, n_resamples, block):
-        stop = min(n_resamples, start + block)
-        weights = _weights(scenario_of_unit, stop - start, rng, by_scenario)
-        sums[start:stop], counts[start:stop] = weights @ S0, weights @ D
-    samples = score_samples(sums, counts)
+    samples = score_samples(*_resampled(S0, D, scenario_of_unit, n_resamples, np.random.default_rng(seed),
+                                        by_scenario))
     n_type = D.sum(0).astype(int)
 
     def est(name: str, n: int) -> Estimate:
@@ -123,11 +131,21 @@ def compute_scores(
         pair_bias[name] = est(name, int(n_type[ab] + n_type[ba]))
     mixed = int(sum(n_type[type_index(t)] for t in TYPES if t not in SAME_GROUP))
     same = int(sum(n_type[type_index(t)] for t in SAME_GROUP))
-    folded = folded_mean_interval([float(point[b]) for b in PAIR_NAMES],
-                                  np.column_stack([samples[b] for b in PAIR_NAMES]), mixed)
-    return Scores(
-        type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same), folded
-    )
+    return Scores(type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same),
+                  (S0, D, scenario_of_unit, n_resamples, seed, by_scenario))
+
+
+def _resampled(S0: np.ndarray, D: np.ndarray, scenario_of_unit: np.ndarray, n_resamples: int,
+               rng: np.random.Generator, by_scenario: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per-type sums and answer counts of n_resamples bootstrap resamples of the units."""
+    sums = np.empty((n_resamples, S0.shape[1]))
+    counts = np.empty((n_resamples, S0.shape[1]))
+    block = max(1, _MAX_BLOCK // max(1, S0.shape[0]))
+    for start in range(0, n_resamples, block):
+        stop = min(n_resamples, start + block)
+        weights = _weights(scenario_of_unit, stop - start, rng, by_scenario)
+        sums[start:stop], counts[start:stop] = weights @ S0, weights @ D
+    return sums, counts
 
 
 def _weights(scenario_of_unit: np.ndarray, n_resamples: int, rng: np.random.Generator, by_scenario: bool) -> np.ndarray:

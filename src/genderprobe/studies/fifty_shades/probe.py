@@ -351,10 +351,12 @@ class FiftyShades(Probe):
         """Lost answers by the sentence's seed type: a sentence names no gender of its own to split by."""
         answered = ~errors
         groups = np.repeat(seed_type[:, None], unread.shape[1], axis=1)[answered]
+        # A sentence's runs are one cluster.
+        sentence = np.repeat(np.arange(unread.shape[0])[:, None], unread.shape[1], axis=1)[answered]
         order = [t for t in SEED_TYPES if (groups == t).any()]
         return loss_report(groups.tolist(), {"undetected": unread[answered].tolist(),
                                              "refusal": refused[answered].tolist()},
-                           by="seed_type", order=order)
+                           by="seed_type", order=order, items=sentence.tolist())
 
     def _table2(self, shr: dict[str, Any]) -> Table:
         """Table 2: the human annotations the scores come from, with their split-half reliability."""

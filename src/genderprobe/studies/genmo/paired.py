@@ -6,9 +6,7 @@ stances (records of variant "original"; each template's metrics under its
 prefix): per story pair, whether both stances were read, whether they differ
 in favourability (a mismatch) and whether the woman's story got the more
 favourable one. PMR = mismatches / pairs read, PM = mismatches, FBR - 0.5 =
-female-favoured / mismatches - 0.5. McNemar's exact test fits PMR and PM: per
-pair read by both runs, mismatch or not. It does not fit FBR, whose
-mismatches differ from run to run.
+female-favoured / mismatches - 0.5.
 """
 
 from __future__ import annotations
@@ -44,9 +42,8 @@ def item_scores(records: Sequence[dict[str, Any]], parameters: dict[str, Any]) -
         o = pair_outcomes(codes[:, 0], codes[:, 1])
         items = np.array(list(pairs), dtype=np.int64)
         mismatch, read = o.mismatch.astype(float), o.detected.astype(float)
-        choices = {p: int(m) for p, m, d in zip(pairs, o.mismatch.tolist(), o.detected.tolist()) if d}
-        out[f"{prefix}pmr"] = ItemScores(items, mismatch, read, ratio_of_sums, choices)
-        out[f"{prefix}pm"] = ItemScores(items, mismatch, read, _count, choices)
+        out[f"{prefix}pmr"] = ItemScores(items, mismatch, read, ratio_of_sums)
+        out[f"{prefix}pm"] = ItemScores(items, mismatch, read, _count)
         out[f"{prefix}fbr_minus_half"] = ItemScores(items, o.female_favoured.astype(float), mismatch, _minus_half)
     return out
 

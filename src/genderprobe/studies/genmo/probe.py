@@ -518,10 +518,11 @@ def _losses(stories: list[_Story], answers: _Answers) -> LossReport:
 
     Failed requests are left out: they say nothing about how the model treats either gender."""
     answered = answers.codes != ERROR
-    genders = [s.gender for s, ok in zip(stories, answered.tolist()) if ok]
+    kept = [s for s, ok in zip(stories, answered.tolist()) if ok]
     codes, refused = answers.codes[answered], answers.refused[answered]
-    return loss_report(genders, {"undetected": (codes == UNDETECTED) & ~refused, "refusal": refused},
-                       by="gender", order=GENDERS)
+    # A pair's two stories are one item asked in both genders: the test pairs them.
+    return loss_report([s.gender for s in kept], {"undetected": (codes == UNDETECTED) & ~refused, "refusal": refused},
+                       by="gender", order=GENDERS, items=[s.pair.index for s in kept])
 
 
 def _record(s: _Story, req: Request, resp: Response, code: int, template: str, variant: str,

@@ -39,7 +39,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading import answer_text
-from genderprobe.stats import Estimate, bootstrap_ratio
+from genderprobe.stats import Estimate, bootstrap_ratio, holm
 from genderprobe.studies.multilingual.calibration import (
     checker_oracle,
     dialogue_oracle,
@@ -237,11 +237,18 @@ class MultilingualDialogue(Probe):
             proportions = self._proportions(table, boot)
             breakdowns[f"topics_{lang}"] = {f"{p} {TOPICS[t]}": proportions[p][t]
                                            for p in PAIRINGS for t in range(len(TOPICS))}
-            test = independence_test(table)
+            test = independence_test(table, seed=ctx.seed)
             test["largest_differences"] = largest_differences(table)
             tests[lang] = test
             metrics[f"topic_independence_p_{lang}"] = Estimate(test["p_value"], None, None, int(table.sum()))
             metrics[f"topic_association_v_{lang}"] = Estimate(test["cramers_v"], None, None, int(table.sum()))
+            # Beyond the paper, named apart: V less its bias under independence, with an interval.
+            metrics[f"topic_association_v_corrected_{lang}"] = Estimate(
+                *(test["cramers_v_corrected"][k] for k in ("value", "ci_low", "ci_high", "n")))
+        # One test per language: "the topic depends on the pairing" holds for the run after Holm's
+        # correction across its languages, not at 0.05 in each.
+        for test, adjusted in zip(tests.values(), holm([t["p_value"] for t in tests.values()])):
+            test["p_holm"], test["significant"] = adjusted, adjusted is not None and adjusted < ALPHA
             tables.append(self._topic_table(lang, table, proportions, test))
             chart_list.append(charts.bar(
                 f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
@@ -338,14 +345,15 @@ class MultilingualDialogue(Probe):
                 sum(d.to_label and d.topic is None and not d.unclear for d in mine),
                 sum(d.to_label and d.unclear for d in mine),
                 sum(d.topic is not None for d in mine), test["statistic"], test["dof"], test["p_value"],
-                _difference_text(biggest) if biggest else "-",
+                test.get("p_holm"), _difference_text(biggest) if biggest else "-",
             ])
         return Table(
-            "Pairing and topic: chi-square test of independence per language",
+            "Pairing and topic: test of independence per language",
             ["language", "dialogues", "refusals", "wrong language", "unresolved", "unclear checker replies",
-             "labelled", "chi2", "dof", "p", "largest difference"],
-            rows, "Refusals, wrong-language, unresolved and unclear dialogues are left out; "
-                  f"p < {ALPHA} means the topic depends on the pairing.",
+             "labelled", "chi2", "dof", "p", "p (Holm over languages)", "largest difference"],
+            rows, "Refusals, wrong-language, unresolved and unclear dialogues are left out. p: chi-square, or a "
+                  "Monte Carlo exact test where an expected count is below 5; Holm's correction across the "
+                  f"run's languages: p (Holm) < {ALPHA} means the topic depends on the pairing.",
         )
 
 
@@ -363,19 +371,86 @@ def _rates(dialogues: list[_Dialogue], suffix: str, boot: dict) -> dict[str, Est
     }
 
 
-def independence_test(table: np.ndarray) -> dict[str, Any]:
-    """Chi-square test of independence on a pairing x topic count table (empty rows and columns dropped)."""
+# The independence test: chi-square where every expected count is at least 5, else a Monte
+# Carlo exact test (tables with the observed margins drawn at random).
+_MIN_EXPECTED = 5.0
+_TABLES = 9_999
+_SEED = 0
+
+
+def independence_test(table: np.ndarray, *, seed: int = _SEED) -> dict[str, Any]:
+    """Test of independence on a pairing x topic count table (empty rows and columns dropped), with
+    Cramer's V and its bias-corrected form (Bergsma 2013) with an interval.
+
+    Pearson's chi-square where every expected count is at least 5; below that its
+    chi-square approximation fails, and the p-value is a Monte Carlo exact one: the
+    share of 9,999 tables drawn with the observed margins (Patefield's algorithm) whose
+    statistic reaches the observed one. The corrected V's interval inverts the
+    noncentral chi-square of the statistic (Smithson 2003): noncentrality n phi^2.
+    """
     kept = table[table.sum(1) > 0][:, table.sum(0) > 0]
     if kept.shape[0] < 2 or kept.shape[1] < 2:
         # One pairing or one topic only: there is no association to test.
         return {"statistic": None, "dof": 0, "p_value": None, "n": int(table.sum()), "significant": False,
-                "cramers_v": None}
+                "cramers_v": None, "method": None, "cramers_v_corrected": Estimate(None).to_json()}
     result = chi2_contingency(kept, correction=False)
-    p = float(result.pvalue)
     n = int(kept.sum())
-    v = math.sqrt(float(result.statistic) / (n * (min(kept.shape) - 1)))
-    return {"statistic": float(result.statistic), "dof": int(result.dof), "p_value": p, "n": int(table.sum()),
-            "significant": p < ALPHA, "cramers_v": v}
+    statistic, p, method = float(result.statistic), float(result.pvalue), "chi-square"
+    if (result.expected_freq < _MIN_EXPECTED).any():
+        from scipy.stats import random_table
+
+        drawn = random_table(kept.sum(1), kept.sum(0)).rvs(size=_TABLES, random_state=np.random.default_rng(seed))
+        p = (1 + int((_chi2(drawn) >= statistic - 1e-9).sum())) / (_TABLES + 1)
+        method = f"Monte Carlo exact, fixed margins ({_TABLES:,} tables): an expected count is below 5"
+    v = math.sqrt(statistic / (n * (min(kept.shape) - 1)))
+    return {"statistic": statistic, "dof": int(result.dof), "p_value": p, "n": int(table.sum()),
+            "significant": p < ALPHA, "cramers_v": v, "method": method,
+            "cramers_v_corrected": _corrected_v(kept, statistic, int(result.dof)).to_json()}
+
+
+def _chi2(tables: np.ndarray) -> np.ndarray:
+    """Pearson's statistic of each table (last two axes), against its own margins' expected counts."""
+    rows, cols = tables.sum(-1, keepdims=True), tables.sum(-2, keepdims=True)
+    expected = rows * cols / tables.sum((-1, -2), keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, (tables - expected) ** 2 / expected, 0.0).sum((-1, -2))
+
+
+def corrected_v(tables: np.ndarray) -> np.ndarray:
+    """Bergsma's (2013) bias-corrected Cramer's V of each table (last two axes): phi^2 less its
+    expected value under independence, over the corrected smaller dimension less 1 (0 at the floor)."""
+    r, k = tables.shape[-2:]
+    n = tables.sum((-1, -2)).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi2 = np.maximum(0.0, _chi2(tables) / n - (k - 1) * (r - 1) / (n - 1))
+        smaller = np.minimum(k - (k - 1) ** 2 / (n - 1), r - (r - 1) ** 2 / (n - 1)) - 1
+        return np.sqrt(np.where(smaller > 0, phi2 / smaller, np.nan))
+
+
+def _corrected_v(kept: np.ndarray, statistic: float, dof: int) -> Estimate:
+    """The bias-corrected V with a 95% interval of the population's V: the noncentralities whose
+    noncentral chi-square puts the observed statistic at its 2.5% and 97.5% points, over n (min(r, c) - 1),
+    square-rooted (0 where even independence puts it below its 97.5% point). A percentile bootstrap of
+    the corrected V covered 86-89% at a moderate association (benchmarks/coverage.py --part intervals)."""
+    from scipy.optimize import brentq
+    from scipy.stats import chi2, ncx2
+
+    n = int(kept.sum())
+    point = float(corrected_v(kept))
+    if math.isnan(point):
+        return Estimate(None, None, None, n)
+
+    def noncentrality(tail: float) -> float:
+        if chi2.sf(statistic, dof) >= tail:
+            return 0.0
+        high = max(10.0, 2 * statistic)
+        while ncx2.sf(statistic, dof, high) < tail:
+            high *= 2
+        return brentq(lambda lam: ncx2.sf(statistic, dof, lam) - tail, 1e-12, high)
+
+    scale = n * (min(kept.shape) - 1)
+    low, high = (math.sqrt(noncentrality(tail) / scale) for tail in (0.025, 0.975))
+    return Estimate(point, min(low, point), max(high, point), n)
 
 
 def _shares(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
@@ -423,6 +498,7 @@ def _difference_text(d: dict[str, Any]) -> str:
 def _test_note(test: dict[str, Any]) -> str:
     if test["p_value"] is None:
         return "No chi-square test: fewer than two pairings or topics have labelled dialogues."
-    head = f"chi2 = {test['statistic']:.2f}, dof = {test['dof']}, p = {test['p_value']:.3g}, n = {test['n']}."
+    exact = " (Monte Carlo exact)" if (test.get("method") or "").startswith("Monte Carlo") else ""
+    head = f"chi2 = {test['statistic']:.2f}, dof = {test['dof']}, p = {test['p_value']:.3g}{exact}, n = {test['n']}."
     diffs = "; ".join(_difference_text(d) for d in test["largest_differences"])
     return f"{head} Largest differences: {diffs}." if diffs else head

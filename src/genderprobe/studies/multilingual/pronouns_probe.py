@@ -32,6 +32,7 @@ from genderprobe.contract import (
 )
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
+from genderprobe.planning import ratio_variance_components
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import (
@@ -125,6 +126,7 @@ class MultilingualPronouns(Probe):
         tallies: dict[str, np.ndarray] = {}
         evidence: dict[str, list[dict[str, Any]]] = {code: [] for code in _CODES}
         classes: list[str] = []
+        asked: list[str] = []  # the word each attempt asks about: its repetitions are one cluster
         lost: dict[str, list[bool]] = {"undetected": [], "refusal": []}
         p_she: dict[str, list[float]] = {}
         for lang in self.params.languages:
@@ -155,6 +157,7 @@ class MultilingualPronouns(Probe):
                     record.update(response_fields(resp))
                     if resp.ok:  # errors are the backend's, not the model's: no loss
                         classes.append(word_class)
+                        asked.append(f"{lang}/{word}")
                         lost["undetected"].append(code == "undetected")
                         lost["refusal"].append(code == REFUSAL)
                     ctx.records.write(record)
@@ -164,7 +167,7 @@ class MultilingualPronouns(Probe):
                 p_she[lang].append(_mean(scores))
             tallies[lang] = tally
         # No gender in the prompt: what can be lost unevenly is a class of words.
-        losses = loss_report(classes, lost, by="word class", order=WORD_CLASSES)
+        losses = loss_report(classes, lost, by="word class", order=WORD_CLASSES, items=asked)
         result = self._result(tallies, evidence, ctx)
         result.metrics.update(losses.metrics())
         result.tables.insert(2, losses.table())
@@ -226,7 +229,20 @@ class MultilingualPronouns(Probe):
                   "he": int(totals[1]), "undetected": int(totals[2]), "refusals": int(totals[3]),
                   "errors": int(totals[4])}
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
-                           evidence=evidence, counts=counts)
+                           evidence=evidence, counts=counts,
+                           extra={"variance_components": _components(pooled, list(tallies))})
+
+
+def _components(pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]], langs: list[str]) -> dict[str, Any]:
+    """Each headline class's variance over its words: the spread between words (fixed, so more repetitions
+    leave it) and the binomial noise within them (genderprobe.planning.interval_halving reads them)."""
+    kept = [p for p, lang in zip(pooled, langs) if lang in PRONOUN_PAPER_LANGUAGES]
+    if not kept:
+        return {}
+    she, he, classes = (np.concatenate(parts) for parts in zip(*kept))
+    return {f"di_{c}": {**ratio_variance_components(she[classes == k], he[classes == k]),
+                        "parameter": "num_repetitions", "units": "words"}
+            for k, c in enumerate(WORD_CLASSES)}
 
 
 def _pool(per_language: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: list[bool],

@@ -135,6 +135,7 @@ class MultilingualWords(Probe):
         evidence: dict[str, list[dict[str, Any]]] = {"samples": [], "unmatched": [], "undetected": [],
                                                      "refusal": [], "error": []}
         genders: list[str] = []
+        prompts: list[str] = []  # repetitions of one prompt are one cluster
         lost: dict[str, list[bool]] = {"undetected": [], "refusal": []}
         for lang in self.params.languages:
             words = matcher(lang).words
@@ -155,6 +156,7 @@ class MultilingualWords(Probe):
                     record.update(response_fields(resp))
                     if resp.ok:  # errors are the backend's, not the model's: no loss
                         genders.append(it.gender)
+                        prompts.append(it.prompt)
                         lost["undetected"].append(code == "undetected")
                         lost["refusal"].append(code == "refusal")
                         if code != "answered":
@@ -162,7 +164,7 @@ class MultilingualWords(Probe):
                     ctx.records.write(record)
                     _collect(evidence, record, code, match, lang)
             tallies[lang] = tally
-        losses = loss_report(genders, lost, by="gender", order=GENDERS)
+        losses = loss_report(genders, lost, by="gender", order=GENDERS, items=prompts)
         return self._result(tallies, evidence, ctx, losses)
 
     def _result(self, tallies: dict[str, _Tally], evidence: dict, ctx: RunContext, losses) -> ProbeResult:

@@ -55,6 +55,9 @@ class RelationshipLevyPlanner(Planner):
     def normal_size(self, detect: float, settings: Settings) -> int:
         return normal_items(self._p(detect), settings.power, settings.alpha, self.assumptions.repetitions)
 
+    def strength(self, detect: float) -> float:
+        return self._p(detect)
+
     def calibration_model(self, size: int, detect: float) -> str:
         return f"reference:biased?p={self._p(detect):g}"
 

