@@ -190,3 +190,20 @@ def test_compare_command_reads_the_records_beside_each_results_file(tmp_path):
     result = CliRunner().invoke(main, ["compare", *map(str, paths)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "unpaired, from the two intervals: B: no per-item records" in result.output
+
+
+def test_the_pairing_says_how_many_of_the_items_asked_it_rests_on():
+    """Items with no answer read in either run cannot be paired: 'paired over 25 items both runs asked'
+    once stood for runs that both asked 30."""
+    def answers(prompts):  # both orders of an item have the same length: some items go wholly unread
+        return ["I cannot say." if len(p) % 4 == 0 else "(a)" for p in prompts]
+
+    config = RunConfig(use_cache=False, n_resamples=100)
+    runs = []
+    for name in ("a", "b"):
+        out = run_probe("relationship-levy", f"function:{name}", config=config, generate=answers, sample_k=30)
+        runs.append((out.document, name, out.records))
+    read = runs[0][0]["metrics"]["diff_success_rate"]["n"]
+    assert 0 < read < 30
+    (note,) = {t.note for t in pair_tests_by_metric(runs).values()}
+    assert note == f"paired over the {read} items with an answer read in either run (both runs asked 30)"

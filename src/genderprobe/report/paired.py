@@ -194,6 +194,16 @@ def _adjust(tests: list[PairTest]) -> None:
         t.p_adjusted, t.family = p, len(found)
 
 
+def _paired_note(n: int, doc: dict[str, Any]) -> str:
+    """How many items the pairing rests on: those both runs asked, or fewer where some had no answer read."""
+    from genderprobe.report.document import sample_size
+
+    asked = sample_size(doc)
+    if isinstance(asked, int) and n < asked:
+        return f"paired over the {n:,} items with an answer read in either run (both runs asked {asked:,})"
+    return f"paired over the {n:,} items both runs asked"
+
+
 def _test(a: Run, b: Run, metric: str, ratio: bool, scores: tuple[Any, Any], sums: Any, same_items: bool) -> PairTest:
     ea, eb = a.estimate(metric), b.estimate(metric)
     if ea.value is None or eb.value is None:
@@ -205,7 +215,7 @@ def _test(a: Run, b: Run, metric: str, ratio: bool, scores: tuple[Any, Any], sum
         if same_items:
             d = paired_difference(sa, sb, ratio=ratio, sums=sums)
             return PairTest(a.label, b.label, metric, ratio, d.estimate.to_json(), d.p_value, "paired bootstrap",
-                            True, f"paired over the {d.estimate.n:,} items both runs asked", _difference=d)
+                            True, _paired_note(d.estimate.n, a.doc), _difference=d)
         d = unpaired_difference(sa, sb, ratio=ratio, sums=sums)
         return PairTest(a.label, b.label, metric, ratio, d.estimate.to_json(), d.p_value, "unpaired bootstrap", False,
                         f"unpaired: the runs asked different items ({_items_differ(a, b)})", _difference=d)
