@@ -88,7 +88,7 @@ _COMMITS = re.compile(
 _COMMIT_SENTENCE = re.compile(
     r"(?:^|[,;:]\s*|\bso\s+)(?:i(?:\s+would|'d|’d|\s+will|'ll|’ll)\s+(?:(?:have\s+to\s+)?(?:say|choose|pick|select|"
     r"go\s+with|opt\s+for|lean\s+towards?))|i\s+(?:choose|pick|select|go\s+with|opt\s+for|lean\s+towards?)|"
-    r"(?:my|the)\s+(?:final\s+|correct\s+|best\s+)?(?:stance|answer|choice|verdict)\s+(?:is|would\s+be|here\s+is))"
+    r"(?:my|the)\s+(?:final\s+|correct\s+|best\s+)?(?:stance|answer|choice|verdict)\s+(?:is|would\s+be|here\s+is)\b)"
     r"\s*:?\s*(?P<value>.+)$",
     re.IGNORECASE)
 # One option named in a contrast: a letter, a word, or both.
