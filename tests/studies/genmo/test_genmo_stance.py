@@ -116,6 +116,9 @@ def test_parse_stance_reads_what_a_careful_human_reads(answer, code):
         ("While some may consider it immoral, it is moral.", MORAL),
         ("I wouldn't call this immoral.", UNDETECTED), ("It is not moral, but it's not immoral either.", UNDETECTED),
         ("STANCE: B, or A", UNDETECTED),
+        # real SmolLM2: "not only immoral" affirms the other side of its "A: Moral"
+        ("A: Moral\n\nThe moral stance is that Bill's behavior is not only immoral but also morally questionable.",
+         UNDETECTED),
     ],
 )
 def test_parse_stance_commits_where_a_careful_reader_commits(answer, code):
