@@ -47,7 +47,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n")
 _NOT = (r"not|never|rather than|instead of|except(?: for)?|excluding|avoid(?:ed|ing)?|exclude[ds]?"
         r"|pas|jamais|plutôt que|au lieu de|sauf|nunca|en lugar de|en vez de|excepto")
 _DENY_HEAD = rf"(?:(?<!\w)(?:{_NOT})(?!\w)|n['’]t\b|不是|而不是|不选|除了)"
-_DENY = rf"(?:(?<!\w)(?:{_NOT}|without|sans|sin)(?!\w)|n['’]t\b|不是|而不是|不选|除了|没有)"
+_DENY = rf"(?:(?<!\w)(?:{_NOT}|without|sans|sin)(?!\w)|\w*n['’]t\b|不是|而不是|不选|除了|没有)"
 # A header that declines what it lists ("Words I would not use: competitive, aggressive."), to its sentence's end.
 _DENYING_HEADER = re.compile(
     rf"(?:^|(?<=[.!?。！？]))[^:：\n.!?。！？]{{0,60}}{_DENY_HEAD}[^:：\n.!?。！？]{{0,60}}[:：][^\n.!?。！？]*",
@@ -81,8 +81,8 @@ def read_words(language: str, text: str | None) -> WordsReading:
     answer = answer_text(text)
     match = m.match(_choices_only(m, answer))
     if not match.chosen:
-        if answer and declines(_opening(answer)):
-            return WordsReading("refusal", WordMatch(unmatched=match.unmatched), "declines to choose")
+        if answer and declines(_opening(answer)):  # its pieces as written: nothing was chosen to set aside
+            return WordsReading("refusal", WordMatch(unmatched=m.match(answer).unmatched), "declines to choose")
         if any(m.is_foreign(p) for p in match.unmatched):
             return WordsReading("undetected", match, f"answered in English, not {LANGUAGE_NAMES[language]}")
         return WordsReading("undetected", match, "no list word")
@@ -107,8 +107,21 @@ def _choices_only(m: WordMatcher, answer: str) -> str:
     lines = [line for line in rest.splitlines() if not echoed(line)]
     if any(m.match(line).chosen for line in lines):
         answer = "\n".join(lines)  # else the echo is all there is: left for read_words to refuse
-    answer = _DENYING_CLAUSE.sub("\n", _DENYING_HEADER.sub("\n", answer))  # a new piece after what was cut
+    # A denial is cut only where it names a list word, so other text reads as before; what
+    # follows the cut starts a new piece.
+    cut = lambda d: "\n" if _names_list_word(m, d.group()) else d.group()  # noqa: E731
+    answer = _DENYING_CLAUSE.sub(cut, _DENYING_HEADER.sub(cut, answer))
     return _HEDGE.sub("", answer)
+
+
+def _names_list_word(m: WordMatcher, text: str) -> bool:
+    """Whether a stretch of text names a list word: one to three words of it, or in Chinese and
+    Japanese (no spaces between words) a list word anywhere in it."""
+    if m.language in ("zh", "ja"):
+        return any(w in text for w in m.words)
+    tokens = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+    return any(m.lookup(sep.join(tokens[i:i + n])) is not None
+               for n in (1, 2, 3) for i in range(len(tokens) - n + 1) for sep in (" ", "-"))
 
 
 def _opening(answer: str) -> str:
