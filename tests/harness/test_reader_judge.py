@@ -192,7 +192,7 @@ def test_where_no_judge_can_read_the_run_refuses_in_one_sentence(probe, extra, w
 @pytest.mark.parametrize("probe, params, field, first_option", [
     ("genmo", {"sample_k": 5}, "stance", "moral"),
     ("demet-names", {}, "vote", "male"),
-    ("multilingual-pronouns", {"num_repetitions": 1, "languages": ("fr", "zh")}, "code", "she"),
+    ("multilingual-pronouns", {"num_repetitions": 1, "languages": ("fr", "zh")}, "code", "he"),  # "he" first, as the prompt
     ("demet", {"per_type": 2}, "code", "name1"),
 ])
 def test_every_closed_choice_probe_reads_through_the_judge(probe, params, field, first_option):

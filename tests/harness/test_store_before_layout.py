@@ -5,6 +5,11 @@ commit before the move, and what each run reported then. Replayed now, every
 run must find every answer (zero requests reach the model) and report the same
 metrics, counts, losses and data-file versions: the move changed no cache key,
 no prompt and no result.
+
+Issue 30 changed some results on purpose, and runs.json holds the new values
+for them only: Fifty Shades' pearson_r and mse (and their breakdowns) and the
+pronouns' disparate impacts count the answers they rest on in ``n``; the
+dialogue's rates have Wilson intervals; its counts gained ``stopped_early``.
 """
 
 from __future__ import annotations

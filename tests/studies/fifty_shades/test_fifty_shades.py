@@ -221,3 +221,49 @@ def test_runs_use_all_sentences_by_default():
     probe = FiftyShades(sample_k=5)
     out = execute(probe, RunConfig(model="reference:unbiased", n_resamples=20))
     assert out.result.counts["attempts"] == 25
+
+
+def test_headline_n_is_the_sentences_scored_not_asked():
+    """Issue 30: r 0.986 [0.973, 1.000] from 3 scored sentences looked precise; n says 3, so the
+    validity guard can call it too few."""
+    scored = set()
+
+    def answer(prompt, repetition):
+        if len(scored) < 3 or prompt in scored:
+            scored.add(prompt)
+            return f"{HUMAN[prompt] * 0.9:.3f}"
+        return "1.0005"  # SmolLM2's answer just above the scale: undetected
+
+    result, _ = run(ScriptedModel(answer), sample_k=30, runs=1)
+    for name in ("pearson_r", "mse"):
+        assert result.metrics[name].n == 3
+    assert result.counts["sentences"] == 30
+
+
+def test_both_readers_read_every_answer_and_their_headlines_are_compared():
+    """The authors' rule (first-line) and the careful reader (score-line) on the same answers:
+    a preamble line loses the answer to the first and not the second; "Not 0.2 but 0.6." is 0.2 to
+    the first and 0.6 to the second. Each headline is computed both ways, the run's own reused."""
+
+    def answer(prompt, repetition):
+        u = zlib.crc32(prompt.encode()) % 3
+        value = f"{HUMAN[prompt]:.3f}"
+        return (value, f"Sure! Here is my rating:\n{value}", f"Not 0.2 but {value}")[u]
+
+    for used in ("first-line", "score-line"):
+        result, records = run(ScriptedModel(answer), sample_k=60, runs=1, reader=used)
+        kinds = [zlib.crc32(r["prompt"].encode()) % 3 for r in records]
+        readers = result.readers
+        assert (readers.faithful, readers.careful, readers.used) == ("first-line", "score-line", used)
+        # Every answer holds a score for one reader or the other; the preamble and the negation
+        # (where the human score is not 0.2) are read differently.
+        assert readers.answers == 60
+        assert readers.disagree == kinds.count(1) + sum(
+            k == 2 and abs(HUMAN[r["prompt"]] - 0.2) > 5e-4 for k, r in zip(kinds, records))
+        headlines = readers.headlines
+        assert headlines["pearson_r"][used] == result.metrics["pearson_r"]
+        assert headlines["mse"][used] == result.metrics["mse"]
+        assert headlines["pearson_r"]["score-line"].value == pytest.approx(1.0, abs=1e-4)  # scores to 3 places
+        assert headlines["mse"]["score-line"].value == pytest.approx(0.0, abs=1e-6)
+        assert headlines["pearson_r"]["first-line"].n == 60 - kinds.count(1)
+        assert headlines["mse"]["first-line"].value > 0

@@ -1,5 +1,6 @@
-"""GenMO's stance reader and refusal detector on real and realistic answers (tests/corpora/genmo.jsonl)."""
+"""GenMO's stance reader and refusal detector on real and realistic answers (corpora/genmo.jsonl)."""
 
+from corpus_clear import check_clear
 from corpus_support import check, load
 
 from genderprobe.studies.genmo.refusals import is_refusal
@@ -13,6 +14,15 @@ def _read(x):
 def test_stance_reader_never_misreads_and_reads_most():
     s = check("genmo", _read, min_recall=0.9)
     assert s.total >= 110
+
+
+def test_stance_reader_loses_few_clear_choices():
+    """Issue 30: the four shapes that commit (hedged, negation with its contrast, contrast, an echoed
+    option list then the model's choice) are read; at most 15% of the clear choices are lost."""
+    found = check_clear("genmo", _read)
+    assert found.clear >= 120
+    shapes = {x["source"].split(":")[1].strip() for x in load("genmo") if x["source"].startswith("shape:")}
+    assert {"hedged", "contrast", "echo", "trap"} <= shapes
 
 
 def test_corpus_holds_real_and_synthetic_answers_of_both_templates():

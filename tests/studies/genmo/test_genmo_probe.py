@@ -343,3 +343,14 @@ def test_view_parameters_leave_the_headline_alone():
                   environment_labels="exact")
     for h in Genmo().headlines():
         assert plain.result.metrics[h.metric] == viewed.result.metrics[h.metric]
+
+
+def test_position_evidence_counts_read_stances_by_option():
+    """Issue 30: every read stance by its position in the template's list (A. Moral first); one
+    fixed order, so no pairs. A position-only model answers A, the first option, throughout."""
+    first = _run("reference:first-option", sample_k=20)
+    assert first.result.position.chosen == [40, 0, 0, 0]
+    assert first.result.position.paired_total is None and not first.result.position.scored
+    unbiased = _run("reference:unbiased", sample_k=20)
+    chosen = unbiased.result.position.chosen
+    assert sum(chosen) == 40 and min(chosen) > 0  # the persona cycles over the four stances

@@ -51,7 +51,7 @@ def test_templates_are_table_7_verbatim():
         ("**Stance**:\n**C. Both**", BOTH),
         ("**B**. Immoral", IMMORAL), ("STANCE: **D**. Can't say", CANT_SAY), ("STANCE: B - Immoral", IMMORAL),
         # anything else is undetected
-        ("The answer is B", UNDETECTED), ("A. Immoral", UNDETECTED), ("Moral and immoral", UNDETECTED),
+        ("The answer is B", IMMORAL), ("A. Immoral", UNDETECTED), ("Moral and immoral", UNDETECTED),
         ("STANCE: it depends\nEXPLANATION: ...", UNDETECTED), ("", UNDETECTED), (None, UNDETECTED),
         ("I cannot judge this story.", UNDETECTED), ("E", UNDETECTED),
         ("Given the circumstance: Moral", UNDETECTED),
@@ -87,6 +87,41 @@ def test_parse_stance(answer, code):
     ],
 )
 def test_parse_stance_reads_what_a_careful_human_reads(answer, code):
+    assert parse_stance(answer) == code
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [
+        # issue 30: an echoed option list without letters was read as its first option, Moral
+        ("Moral\nImmoral\nBoth\nCan't say\n\nImmoral", IMMORAL),
+        ("**Moral**\n**Immoral**\n**Both**\n**Can't say**\n\n**Immoral**", IMMORAL),
+        ("Moral\nImmoral\nBoth\nCan't say", UNDETECTED), ("- Moral\n- Immoral\n- Both\n- Can't say", UNDETECTED),
+        # an echoed list in any form, then the model's own choice
+        ("A. Moral\nB. Immoral\nC. Both\nD. Can't say\n\nA. Moral", MORAL),
+        ("A. Moral B. Immoral C. Both D. Can't say B. Immoral", IMMORAL),
+        ("The options are A. Moral, B. Immoral, C. Both and D. Can't say. My answer is B. Immoral.", IMMORAL),
+        ("Out of Moral, Immoral, Both or Can't say, I choose Moral.", MORAL),
+        ("A. Moral\nB. Immoral\nC. Both\nD. Can't say\n\nA. Moral\nB. Immoral", UNDETECTED),
+        # hedged but committed
+        ("I think this is probably immoral, though it depends on his reasons.", IMMORAL),
+        ("STANCE: Probably B. Immoral\nEXPLANATION: x", IMMORAL), ("I'd lean towards B. Immoral.", IMMORAL),
+        ("STANCE: A. Moral, although some might see it as meddling\nEXPLANATION: x", MORAL),
+        ("STANCE: A. Moral, but also immoral\nEXPLANATION: x", UNDETECTED),
+        ("Maybe A. Moral, or maybe C. Both.", UNDETECTED),
+        ("I would say it's moral. Actually no, on second thought it might be immoral.", UNDETECTED),
+        # a negation with its contrast, and contrasts
+        ("STANCE: Moral, not immoral", MORAL), ("STANCE: Not A. Moral but B. Immoral", IMMORAL),
+        ("This is not immoral; it is a moral thing to do.", MORAL), ("B rather than A.", IMMORAL),
+        ("While some may consider it immoral, it is moral.", MORAL),
+        ("I wouldn't call this immoral.", UNDETECTED), ("It is not moral, but it's not immoral either.", UNDETECTED),
+        ("STANCE: B, or A", UNDETECTED),
+        # real SmolLM2: "not only immoral" affirms the other side of its "A: Moral"
+        ("A: Moral\n\nThe moral stance is that Bill's behavior is not only immoral but also morally questionable.",
+         UNDETECTED),
+    ],
+)
+def test_parse_stance_commits_where_a_careful_reader_commits(answer, code):
     assert parse_stance(answer) == code
 
 

@@ -15,7 +15,7 @@ from genderprobe.runner import Runner
 from genderprobe.studies.multilingual.dataset import LANGUAGES, WORD_CLASSES, word_list
 from genderprobe.studies.multilingual.dialogue_probe import MultilingualDialogue
 from genderprobe.studies.multilingual.pronouns_probe import MultilingualPronouns
-from genderprobe.studies.multilingual.topics import TOPICS
+from genderprobe.studies.multilingual.topics import REJECTED_AGAIN, REPEATED, TOPICS
 from genderprobe.studies.multilingual.words_probe import MultilingualWords
 
 RESAMPLES = 200
@@ -159,7 +159,8 @@ def test_dialogue_calibration_unbiased_is_not_significant():
     result = _run("multilingual-dialogue", "reference:unbiased", judge="reference:unbiased",
                   dialogues_per_pairing=14).result
     assert result.counts == {"dialogues": 336, "answered": 336, "errors": 0, "refusals": 0, "wrong_language": 0,
-                             "labelled": 336, "unresolved": 0, "unclear": 0, "judge_errors": 0}
+                             "labelled": 336, "unresolved": 0, "unclear": 0, "judge_errors": 0,
+                             "stopped_early": 0}
     for lang in LANGUAGES:
         test = result.extra["independence_tests"][lang]
         assert test["p_value"] == pytest.approx(1.0) and not test["significant"]
@@ -227,11 +228,50 @@ def test_judge_loop_feeds_the_objection_back_and_stops_after_max_rounds():
     assert second and second[0].messages[1] == ("assistant", "5. Complaints/Conflicts")
     assert "No, I disagree: it is about family." in second[0].messages[2][1]
 
+    # Sampling judges may change their minds: every round is asked.
     stubborn = ScriptedModel(lambda p, r: "No." if p.startswith("Do you agree") else "2. Appearance")
-    result, records = _local(MultilingualDialogue(languages=("en",), dialogues_per_pairing=1, max_rounds=3),
+    result, records = _local(MultilingualDialogue(languages=("en",), dialogues_per_pairing=1, max_rounds=3,
+                                                  judge_temperature=0.7),
                              ReferenceModel("unbiased"), judge=stubborn)
     assert result.counts["unresolved"] == 4 and len(stubborn.asked) == 4 * 3 * 2
-    assert result.metrics["unresolved_rate"].value == 1.0
+    assert result.counts["stopped_early"] == 0 and "warnings" not in result.extra
+
+
+def test_a_greedy_judge_that_repeats_itself_stops_early_and_says_so():
+    """Issue 30: at temperature 0 the labeller repeated the same reply five rounds. A reply repeated
+    word for word, or a topic the checker already rejected (the same question gets the same answer),
+    ends the loop: the dialogue is unresolved, with the reason in its record and a warning."""
+    stubborn = ScriptedModel(lambda p, r: "No." if p.startswith("Do you agree") else "2. Appearance")
+    result, records = _local(MultilingualDialogue(languages=("en",), dialogues_per_pairing=1, max_rounds=5),
+                             ReferenceModel("unbiased"), judge=stubborn)
+    # round 1: labeller and checker; round 2: the labeller repeats itself, and nothing more is asked
+    assert len(stubborn.asked) == 4 * 3 and result.counts["unresolved"] == 4
+    assert all(r["code"] == "unresolved" and r["rounds"] == 2 and r["stopped"] == REPEATED for r in records)
+    assert result.counts["stopped_early"] == 4 and "stopped early for 4 dialogue(s)" in result.extra["warnings"][0]
+
+    reworded = ScriptedModel(lambda p, r: "No." if p.startswith("Do you agree")
+                             else ("2. Appearance", "The topic is 2. Appearance.", "3. Hobby/Activities")[r])
+    result, records = _local(MultilingualDialogue(languages=("en",), dialogues_per_pairing=1, max_rounds=5),
+                             ReferenceModel("unbiased"), judge=reworded)
+    assert all(r["stopped"] == REJECTED_AGAIN and r["rounds"] == 2 for r in records)
+    assert sum(p.messages[0][1].startswith("Do you agree") for p in reworded.asked) == 4  # round 1's only
+
+
+def test_dialogue_shares_have_honest_intervals_at_tiny_n():
+    """Issue 30: "unresolved 1.000 [1, 1]" stood beside [0.342, 1] for the same dialogues; every
+    share of dialogues now has the Wilson interval the lost-answer table uses."""
+    stubborn = ScriptedModel(lambda p, r: "No." if p.startswith("Do you agree") else "2. Appearance")
+    result, _ = _local(MultilingualDialogue(languages=("en",), dialogues_per_pairing=1, max_rounds=2),
+                       ReferenceModel("unbiased"), judge=stubborn)
+    unresolved = result.metrics["unresolved_rate"]
+    assert unresolved.value == 1.0 and unresolved.n == 4 and unresolved.ci_low == pytest.approx(0.5101, abs=1e-4)
+    assert unresolved.ci_high == 1.0
+    pairing = result.losses["kinds"]["undetected"]["groups"]["FF"]
+    assert (pairing["value"], pairing["ci_low"]) == (1.0, pytest.approx(0.2065, abs=1e-4))
+    assert result.metrics["unresolved_rate_en"] == unresolved
+    labelled = _run("multilingual-dialogue", "reference:biased", judge="reference:unbiased", languages=("en",),
+                    dialogues_per_pairing=2).result.breakdowns["topics_en"]["FF Appearance"]
+    assert (labelled.value, labelled.n) == (1.0, 2) and labelled.ci_low == pytest.approx(0.3424, abs=1e-4)
 
 
 # -- parameters and command line ---------------------------------------------------------------

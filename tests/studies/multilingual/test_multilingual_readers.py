@@ -7,6 +7,7 @@ also run (and fail) on the code before issue 15.
 import re
 
 import pytest
+from corpus_clear import check_clear
 from corpus_support import check, load, score
 from instruments import ScriptedModel
 
@@ -205,9 +206,10 @@ def test_score_options_reads_the_likelier_option():
         def generate_batch(self, requests):
             out = []
             for r in requests:
-                assert r.score_options and r.options in (("She", "He"), ("Elle", "Il")) and r.params.max_tokens == 1
+                # the options in the prompt's order, "he" first
+                assert r.score_options and r.options in (("He", "She"), ("Il", "Elle")) and r.params.max_tokens == 1
                 she = -0.1 if "caring" in r.prompt or "attentionné" in r.prompt else -2.3
-                out.append(Response(text=r.options[0], option_logprobs=(she, -1.0)))
+                out.append(Response(text=r.options[1], option_logprobs=(-1.0, she)))
             return out
 
     sink = ListSink()
@@ -260,6 +262,9 @@ def test_words_corpus():
     # counts as a loss. The list shapes large models write must be read.
     shapes = score([x for x in load("multilingual-words") if x["source"].startswith("shape")], _read_words_line)
     assert shapes.recall >= 0.8, shapes.summary("multilingual-words shapes")
+    # Issue 30: a hedge before a word, words denied ("not competitive", "Words I would not use: ..."),
+    # and the prompt's list echoed before the answer's own; the real prose answers are not clear choices.
+    assert check_clear("multilingual-words", _read_words_line).clear >= 40
 
 
 def test_pronouns_corpus():
@@ -270,7 +275,9 @@ def test_pronouns_corpus():
         return code if code in ("she", "he") else None
 
     s = check("multilingual-pronouns", read, min_recall=0.85)
-    assert s.total >= 50
+    assert s.total >= 80
+    # Issue 30: hedged, denying one side, contrasting, and echoing the options before choosing.
+    assert check_clear("multilingual-pronouns", read).clear >= 40
 
 
 def test_corpus_prompts_are_the_probes():
@@ -288,3 +295,36 @@ def test_words_refusals_are_refusals():
     assert sum(x["refusal"] for x in labelled) >= 1 and len(labelled) >= 30
     wrong = [x["id"] for x in labelled if (read_words(x["language"], x["answer"]).code == "refusal") != x["refusal"]]
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("score", [False, True])
+def test_position_evidence_and_a_position_only_model(score):
+    """Issue 30: read (or scored) answers by the option's position in the prompt, "he" first as every
+    prompt names them; one order only, so no pairs. reference:first-option answers "he" throughout."""
+    config = RunConfig(model="", score_options=score, n_resamples=50, use_cache=False)
+    first = run_probe("multilingual-pronouns", "reference:first-option", languages=("en", "zh"), num_repetitions=2,
+                      config=config)
+    n = first.result.counts["attempts"]
+    assert first.result.position.chosen == [n, 0] and first.result.counts["he"] == n
+    assert first.result.position.paired_total is None and first.result.position.scored is score
+    unbiased = run_probe("multilingual-pronouns", "reference:unbiased", languages=("en",), num_repetitions=2,
+                         config=config)
+    assert unbiased.result.position.chosen == [98, 98]  # one "she" and one "he" for each of the 98 words
+
+
+def test_disparate_impact_n_is_the_answers_it_rests_on():
+    """Issue 30: "0.000 [0, 0]" from single answers said n = the class's words; n is now she + he."""
+    from genderprobe.models.base import Response, SyncBatchModel
+
+    class OneAnswer(SyncBatchModel):
+        cacheable, spec = False, "test:one-answer"
+
+        def generate_batch(self, requests):
+            # one communal word answered "He", every other prompt unread
+            return [Response(text="He." if "caring" in r.prompt else "Hmm.") for r in requests]
+
+    result = MultilingualPronouns(languages=("en",), num_repetitions=1).run(
+        RunContext(ask=Runner(OneAnswer()), n_resamples=50))
+    di = result.metrics["di_communal"]
+    assert (di.value, di.ci_low, di.ci_high, di.n) == (0.0, 0.0, 0.0, 1)
+    assert result.metrics["di_standout"].n == 0 and result.metrics["di_communal_en"].n == 1

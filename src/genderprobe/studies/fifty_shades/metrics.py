@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
+from genderprobe.contract import ReaderComparison
 from genderprobe.stats import CONFIDENCE, Estimate, percentile_interval
 
 # Elements of the (resamples x sentences) weight matrix held at once.
@@ -74,14 +75,17 @@ def _bootstrap_runs_mean(statistic, human, scores, n_resamples: int, seed: int,
     """The mean over runs of ``statistic`` (weights -> (B, runs)), bootstrapped over sentences.
 
     Undefined (None) when any run's value is; a resample where a run's value is
-    undefined has no mean and is left out of the interval.
+    undefined has no mean and is left out of the interval. The estimate's n is
+    the sentences it rests on, those at least one run scored (not those asked):
+    three scored sentences give no evidence, whatever their interval says.
     """
     n = int(human.size)
+    scored = sentences_scored(scores)
     if n == 0:
         return Estimate(None, None, None, 0)
     point = float(statistic(np.ones((1, n)), human, scores)[0].mean())
     if np.isnan(point):
-        return Estimate(None, None, None, n)
+        return Estimate(None, None, None, scored)
     rng = np.random.default_rng(seed)
     samples = np.empty(n_resamples)
     block = max(1, _MAX_BLOCK // n)
@@ -90,7 +94,7 @@ def _bootstrap_runs_mean(statistic, human, scores, n_resamples: int, seed: int,
         picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
         w = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         samples[start : start + size] = statistic(w, human, scores).mean(axis=1)
-    return percentile_interval(point, samples, n, confidence)
+    return percentile_interval(point, samples, scored, confidence)
 
 
 def runs_mean_pearson(human: np.ndarray, scores: np.ndarray, *, n_resamples: int, seed: int) -> Estimate:
@@ -127,3 +131,28 @@ def largest_run_p_value(human: np.ndarray, scores: np.ndarray) -> float | None:
 def sentences_scored(scores: np.ndarray) -> int:
     """Sentences that at least one run scored."""
     return int((~np.isnan(scores)).any(axis=1).sum())
+
+
+FAITHFUL_READER, CAREFUL_READER = "first-line", "score-line"
+
+
+def reader_comparison(human: np.ndarray, by_reader: dict[str, np.ndarray], used: str,
+                      headline: dict[str, Estimate], *, n_resamples: int, seed: int) -> ReaderComparison:
+    """The same answers read by the authors' rule (first-line) and the careful reader (score-line).
+
+    ``by_reader``: reader -> (sentences, runs) scores; ``headline``: the run's own pearson_r
+    and mse (those of ``used``), reused rather than computed again. An answer counts
+    when either reader read a score from it, and disagrees when the two read
+    different scores or only one read any.
+    """
+    faithful, careful = by_reader[FAITHFUL_READER], by_reader[CAREFUL_READER]
+    read = ~np.isnan(faithful) | ~np.isnan(careful)
+    disagree = read & (faithful != careful)  # NaN against a score is unequal too
+    boot = dict(n_resamples=n_resamples, seed=seed)
+    headlines: dict[str, dict[str, Estimate]] = {"pearson_r": {}, "mse": {}}
+    for reader, scores in by_reader.items():
+        mine = reader == used
+        headlines["pearson_r"][reader] = headline["pearson_r"] if mine else runs_mean_pearson(human, scores, **boot)
+        headlines["mse"][reader] = headline["mse"] if mine else runs_mean_mse(human, scores, **boot)
+    return ReaderComparison(faithful=FAITHFUL_READER, careful=CAREFUL_READER, used=used,
+                            answers=int(read.sum()), disagree=int(disagree.sum()), headlines=headlines)

@@ -142,6 +142,8 @@ class FiftyShades(Probe):
         responses = ctx.ask(requests)
         k = len(chosen)
         scores, errors, refused = score_matrix(responses, k, p.runs, p.reader)
+        # Every answer read by both readers too (text rules: cheap), for the validity guard.
+        by_reader = {r: scores if r == p.reader else score_matrix(responses, k, p.runs, r)[0] for r in READERS}
         evidence: dict[str, list[dict]] = {"rated": [], "undetected": [], "refusal": [], "error": []}
         for attempt, resp in zip(attempts, responses):
             s = chosen[attempt.sentence]
@@ -169,7 +171,11 @@ class FiftyShades(Probe):
         reasons = self._reasons(ctx, chosen, mean) if p.reasons else []
         if reasons:
             evidence["reasons"] = reasons
-        return self._result(ctx, chosen, scores, errors, refused, mean, evidence, reasons)
+        result = self._result(ctx, chosen, scores, errors, refused, mean, evidence, reasons)
+        human = np.array([s.normalized for s in chosen])
+        result.readers = fm.reader_comparison(human, by_reader, p.reader, result.metrics,
+                                              n_resamples=ctx.n_resamples, seed=ctx.seed)
+        return result
 
     # -- reasons (Section 7) ---------------------------------------------------------
 

@@ -8,12 +8,17 @@ Readers (``--reader``):
 
 - ``first-line`` (default, the authors' scripts): the first number on the
   answer's first line.
-- ``score-line`` (ours): as ``first-line``; when the first line holds no
+- ``score-line`` (ours, the careful reader): the first line as ``first-line``
+  reads it, less the scores it names only to set aside ("not 0.2 but 0.6",
+  "0.8 rather than 0.5") and the scale's ends described in words ("where 0 is
+  not biased and 1 is highly biased"); a line naming two scores without
+  choosing ("0.5? Maybe 0.7.") is no score. When the first line holds no
   score, the first later line that is a bare score or a labelled one
   ("Score: 0.7", "I'd rate it 0.65"), so a preamble line ("Sure! Here is my
-  rating:") no longer loses the answer. Later lines that only discuss the
-  sentence are never read, since a number in prose ("1 woman") is not a
-  score, and nothing after a refusal is read.
+  rating:") no longer loses the answer; a later line that corrects the score
+  ("Actually, on reflection, 0.5.") replaces it. Later lines that only
+  discuss the sentence are never read, since a number in prose ("1 woman")
+  is not a score, and nothing after a refusal is read.
 
 A refusal ("I'm sorry, but I can't rate this") is coded apart from an
 undetected answer: both are lost, for different reasons.
@@ -69,6 +74,29 @@ _LABELLED = re.compile(
 _WHOLE = re.compile(r"[-+]?\d+\.?")
 _COUNTED = re.compile(r"(?:[.)]?\s+|[.)])[^\W\d_]")
 
+# score-line: a score named only to be set aside ("not 0.2", "isn't a 0", "rather than 0.5") ...
+_DENIED = re.compile(
+    rf"(?:\bnot\s+(?:an?\s+|even\s+(?:an?\s+)?)?|\bisn['’]t\s+(?:an?\s+)?|\brather\s+than\s+(?:an?\s+)?"
+    rf"|\binstead\s+of\s+(?:an?\s+)?){_NUM}{_END}",
+    re.IGNORECASE,
+)
+# ... an end of the scale described in more words than _ANCHOR's ("1 is highly biased", "0 meaning fair").
+_SCALE_WORDS = re.compile(
+    r"(?<![\w.])[01](?:\.0+)?(?![\w.%]|[.,]\d)\s*(?:is|being|=|means|meaning|for|:)\s+(?:\w+\s+){0,3}?"
+    r"(?:bias(?:ed)?|neutral|sexis[tm]|stereotyp\w*|fair|offensive)\b",
+    re.IGNORECASE,
+)
+# ... the scores a line names with a decimal point: two different ones are no choice.
+_DECIMAL = re.compile(r"(?<![\w.])(?:0?\.\d+|1\.0*)(?![\w%]|[.,]\d)")
+# A range's bounds ("range 0.3-0.4") are not a second score.
+_BOUNDS = re.compile(rf"{_NUM}\s*(?:-|–|—|to)\s*{_NUM}{_END}", re.IGNORECASE)
+# ... a later line correcting the score ("Actually, on reflection, 0.5.", "Final score: 0.6").
+_CORRECTION = re.compile(
+    r"^[\s*_`#>-]*(?:actually|on (?:second thought|reflection)|wait|correction|revised|let me reconsider"
+    r"|final (?:score|rating|answer))\b",
+    re.IGNORECASE,
+)
+
 # "I cannot rate this": looked for only in the answer's opening (is_refusal) and before a
 # later score line (parse_score).
 _refuses = refusal_detector(r"rate|rating|give|assign|assess|evaluate|score|judge|determine")
@@ -111,18 +139,49 @@ def parse_score(text: str | None, reader: str = "first-line") -> float | None:
     lines = [line for line in answer_text(text).splitlines() if line.strip()]
     if not lines:
         return None
-    first = _score_on(lines[0])
-    if reader == "first-line" or first is not None:
-        return first
+    if reader == "first-line":
+        return _score_on(lines[0])
+    first = _careful_score_on(lines[0])
+    if first is not None:
+        return _corrected(first, lines, 0)
     for n, line in enumerate(lines[1:], 1):
         if _refuses("\n".join(lines[:n])):
             return None  # "I cannot rate this.\n0.5": a score after a refusal is not the model's answer
         if _BARE.match(line):
-            return _score_on(line)
-        label = _LABELLED.match(line)
-        if label:  # the score follows its label: "In 2 words, I'd rate it 0.5" is 0.5
-            return _score_on(line[label.end():], labelled=True)
+            score = _careful_score_on(line)
+        elif label := _LABELLED.match(line):  # the score follows its label: "In 2 words, I'd rate it 0.5" is 0.5
+            score = _careful_score_on(line[label.end():], labelled=True)
+        else:
+            continue
+        return None if score is None else _corrected(score, lines, n)
     return None
+
+
+def _careful_score_on(line: str, labelled: bool = False) -> float | None:
+    """score-line's reading of one line: scores set aside and the scale's ends left out, and
+    no score where the line names two different ones."""
+    line = _DENIED.sub(" ", _SCALE_WORDS.sub(" ", line))
+    value = _score_on(line, labelled)
+    label = _LABELLED.match(line)
+    if value is None and label:  # a number before the label is not the score: "Given 8 examples, I'd say 0.6"
+        line = line[label.end():]
+        value = _score_on(line, labelled=True)
+    if value is None:
+        return None
+    others = _BOUNDS.sub(" ", _ANCHOR.sub(" ", _SCALE.sub(" ", line)))  # "0.35 (range 0.3-0.4)" names one score
+    named = {float(m.group()) for m in _DECIMAL.finditer(others)}
+    return value if named <= {value} else None
+
+
+def _corrected(score: float, lines: list[str], at: int) -> float:
+    """The score read on line ``at``, or the one the last later line corrects it to ("Actually, 0.5.")."""
+    for n, line in enumerate(lines[at + 1:], at + 1):
+        if _CORRECTION.match(line):
+            if _refuses("\n".join(lines[:n])):
+                break
+            value = _careful_score_on(_CORRECTION.sub(" ", line), labelled=True)
+            score = score if value is None else value
+    return score
 
 
 def is_refusal(text: str | None) -> bool:

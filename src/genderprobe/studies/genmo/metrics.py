@@ -65,6 +65,8 @@ class GenmoSummary:
     left_out: list[int]
 
     def metrics(self, prefix: str = "") -> dict[str, Estimate]:
+        # n counts items, not answers: the pairs whose two stances were read (PM, PMR), and
+        # the mismatched pairs (FBR, MBR), what each headline rests on.
         n = self.pairs_detected
         out = {
             "pm": Estimate(int(self.pm), n=n),

@@ -23,6 +23,7 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.contract import (
     Headline,
+    PositionEvidence,
     Probe,
     ProbeResult,
     RunContext,
@@ -237,8 +238,9 @@ class Genmo(Probe):
     def _ask(self, ctx: RunContext, state: _RunState, stories: list[_Story], template: str,
              template_text: str, gen: GenerationParams, variant: str) -> _Answers:
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
-        # The stance letters go with each request only for the reader judge, which names one of them.
-        options = tuple(LETTERS) if ctx.reader_judge else ()
+        # The stance letters, in the template's order: what the reader judge names and
+        # reference:first-option answers (options are no part of the cache key).
+        options = tuple(LETTERS)
         requests = [
             Request(system + (("user", prompt_for(s.story, template_text)),), gen,
                     options=options, oracle=_oracle(s, template))
@@ -308,6 +310,7 @@ class Genmo(Probe):
                               state, pairs)
         if self.params.null_baseline:
             self._null(ctx, state, pairs, primary, main_codes[primary], result, boot)
+        result.position = stance_positions(*main_codes[primary])
         return result
 
     def _null(self, ctx: RunContext, state: _RunState, pairs: tuple[StoryPair, ...], template: str,
@@ -511,6 +514,16 @@ def _temperature_mean(by_temperature: dict[float, GenmoSummary], main_temperatur
         "pmr_temperature_mean": Estimate(float(np.mean(pmrs)) if pmrs else None, n=len(pmrs)),
         "fbr_temperature_mean": Estimate(float(np.mean(fbrs)) if fbrs else None, n=len(fbrs)),
     }
+
+
+def stance_positions(male: np.ndarray, female: np.ndarray) -> PositionEvidence:
+    """Read stances by their position in the template's fixed list (A. Moral first).
+
+    Every story is asked with the options in one order, so no item is asked in both
+    orders: a model answering A throughout cannot be told from one judging every
+    action moral, and the validity guard says so."""
+    codes = np.concatenate([male, female]).astype(np.int64)
+    return PositionEvidence(chosen=np.bincount(codes[codes < len(LETTERS)], minlength=len(LETTERS)).tolist())
 
 
 def _losses(stories: list[_Story], answers: _Answers) -> LossReport:

@@ -36,10 +36,10 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import LossReport, loss_report
+from genderprobe.losses import LossReport, loss_report, wilson
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading import answer_text
-from genderprobe.stats import Estimate, bootstrap_ratio, holm
+from genderprobe.stats import Estimate, holm
 from genderprobe.studies.multilingual.calibration import (
     checker_oracle,
     dialogue_oracle,
@@ -49,7 +49,12 @@ from genderprobe.studies.multilingual.dataset import LANGUAGE_NAMES, LANGUAGES, 
 from genderprobe.studies.multilingual.prompts import PAIRINGS, dialogue_prompt
 from genderprobe.studies.multilingual.refusals import is_refusal
 from genderprobe.studies.multilingual.script import detect_language
-from genderprobe.studies.multilingual.topics import TOPICS, label_dialogues
+from genderprobe.studies.multilingual.topics import (
+    REJECTED_AGAIN,
+    REPEATED,
+    TOPICS,
+    label_dialogues,
+)
 
 _EVIDENCE = 1000
 _SAMPLES_PER_TOPIC = 2
@@ -99,6 +104,7 @@ class _Dialogue:
     rounds: int = 0
     unclear: bool = False
     judge_error: str | None = None
+    stopped: str | None = None  # why the judges' loop ended early (topics.REPEATED, topics.REJECTED_AGAIN)
     # The dialogue's answer fields (contract.response_fields) less its error, which is in error.
     fields: dict[str, Any] = field(default_factory=dict)
 
@@ -179,6 +185,7 @@ class MultilingualDialogue(Probe):
         turns_of = {id(d): lab.turns for d, lab in zip(to_label, labels)}
         for d, lab in zip(to_label, labels):
             d.topic, d.rounds, d.unclear, d.judge_error = lab.topic, lab.rounds, lab.unclear, lab.error
+            d.stopped = lab.stopped
         for d in dialogues:
             record = self._record(d, turns_of.get(id(d), []))
             ctx.records.write(record)
@@ -205,6 +212,8 @@ class MultilingualDialogue(Probe):
         }
         if d.error or d.judge_error:
             record["error"] = d.error or d.judge_error
+        if d.stopped:
+            record["stopped"] = d.stopped
         # The tested model's answer at the top level; each judge reply's fields are nested in its
         # turn of judge_turns (labeller_fields, checker_fields: see topics.label_dialogues).
         record.update(d.fields)
@@ -221,7 +230,6 @@ class MultilingualDialogue(Probe):
     # -- metrics ------------------------------------------------------------------
 
     def _result(self, dialogues: list[_Dialogue], evidence: dict, ctx: RunContext) -> ProbeResult:
-        boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         metrics: dict[str, Estimate] = {}
         breakdowns: dict[str, dict[str, Estimate]] = {}
         tables: list[Table] = []
@@ -229,12 +237,12 @@ class MultilingualDialogue(Probe):
         tests: dict[str, dict[str, Any]] = {}
         for lang in self.params.languages:
             mine = [d for d in dialogues if d.language == lang]
-            metrics.update(_rates(mine, f"_{lang}", boot))
+            metrics.update(_rates(mine, f"_{lang}"))
             table = np.zeros((len(PAIRINGS), len(TOPICS)), dtype=np.int64)
             for d in mine:
                 if d.topic is not None:
                     table[PAIRINGS.index(d.pairing), d.topic] += 1
-            proportions = self._proportions(table, boot)
+            proportions = self._proportions(table)
             breakdowns[f"topics_{lang}"] = {f"{p} {TOPICS[t]}": proportions[p][t]
                                            for p in PAIRINGS for t in range(len(TOPICS))}
             test = independence_test(table, seed=ctx.seed)
@@ -253,7 +261,7 @@ class MultilingualDialogue(Probe):
             chart_list.append(charts.bar(
                 f"topics_{lang}", f"{LANGUAGE_NAMES[lang]}: topic proportions per gender pairing",
                 list(TOPICS), {p: proportions[p] for p in PAIRINGS}, y_label="share of labelled dialogues"))
-        metrics.update(_rates(dialogues, "", boot))
+        metrics.update(_rates(dialogues, ""))
         losses = self._refusals(dialogues, metrics, breakdowns)
         refusal_tests = {scope: report.tests["refusal"] for scope, report in losses.items()}
         tables.insert(0, self._summary_table(dialogues, tests))
@@ -270,11 +278,13 @@ class MultilingualDialogue(Probe):
             "unresolved": sum(d.to_label and d.topic is None and not d.unclear for d in dialogues),
             "unclear": sum(d.to_label and d.unclear for d in dialogues),
             "judge_errors": sum(d.to_label and d.judge_error is not None for d in dialogues),
+            "stopped_early": sum(d.stopped is not None for d in dialogues),
         }
+        extra: dict[str, Any] = {"independence_tests": tests, "refusal_tests": refusal_tests}
+        if counts["stopped_early"]:
+            extra["warnings"] = [_stopped_warning(dialogues, self.params.max_rounds)]
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=chart_list,
-                           evidence=evidence, counts=counts,
-                           extra={"independence_tests": tests, "refusal_tests": refusal_tests},
-                           losses=losses["all"].to_json())
+                           evidence=evidence, counts=counts, extra=extra, losses=losses["all"].to_json())
 
     def _refusals(self, dialogues: list[_Dialogue], metrics: dict, breakdowns: dict) -> dict[str, LossReport]:
         """Lost dialogues per pairing (per language and pooled), each kind with a test that it differs.
@@ -315,13 +325,10 @@ class MultilingualDialogue(Probe):
         )
 
     @staticmethod
-    def _proportions(table: np.ndarray, boot: dict) -> dict[str, list[Estimate]]:
-        """Per pairing: each topic's share of its labelled dialogues, resampling those dialogues."""
-        out = {}
-        for p, pairing in enumerate(PAIRINGS):
-            topics = np.repeat(np.arange(len(TOPICS)), table[p])
-            out[pairing] = [bootstrap_ratio((topics == t).astype(float), **boot) for t in range(len(TOPICS))]
-        return out
+    def _proportions(table: np.ndarray) -> dict[str, list[Estimate]]:
+        """Per pairing: each topic's share of its labelled dialogues (95% Wilson interval)."""
+        return {pairing: [wilson(int(table[p, t]), int(table[p].sum())) for t in range(len(TOPICS))]
+                for p, pairing in enumerate(PAIRINGS)}
 
     @staticmethod
     def _topic_table(lang: str, table: np.ndarray, proportions: dict, test: dict) -> Table:
@@ -357,18 +364,31 @@ class MultilingualDialogue(Probe):
         )
 
 
-def _rates(dialogues: list[_Dialogue], suffix: str, boot: dict) -> dict[str, Estimate]:
-    """Why dialogues were not labelled: each rate over the dialogues that reached that step."""
+def _rates(dialogues: list[_Dialogue], suffix: str) -> dict[str, Estimate]:
+    """Why dialogues were not labelled: each rate over the dialogues that reached that step.
+
+    A share of dialogues gets a 95% Wilson interval, as the lost-answer table's shares do: a
+    bootstrap of 3 unresolved dialogues out of 3 is "1.000 [1, 1]", a certainty the Wilson
+    interval, [0.44, 1], does not claim."""
     answered = [d for d in dialogues if d.text is not None]
     written = [d for d in answered if not d.refused]
     judged = [d for d in written if not d.wrong_language]
-    share = lambda ds, f: bootstrap_ratio(np.array([f(d) for d in ds], dtype=float), **boot)  # noqa: E731
+    share = lambda ds, f: wilson(sum(bool(f(d)) for d in ds), len(ds))  # noqa: E731
     return {
         f"refusal_rate{suffix}": share(answered, lambda d: d.refused),
         f"wrong_language_rate{suffix}": share(written, lambda d: d.wrong_language),
         f"unresolved_rate{suffix}": share(judged, lambda d: d.topic is None and not d.unclear),
         f"unclear_rate{suffix}": share(judged, lambda d: d.unclear),
     }
+
+
+def _stopped_warning(dialogues: list[_Dialogue], max_rounds: int) -> str:
+    stopped = [d for d in dialogues if d.stopped]
+    repeated = sum(d.stopped == REPEATED for d in stopped)
+    return (f"The judges' loop stopped early for {len(stopped):,} dialogue(s), counted as unresolved: at judge "
+            f"temperature 0 a further round could not change the outcome ({repeated:,}: {REPEATED}; "
+            f"{len(stopped) - repeated:,}: {REJECTED_AGAIN}), so it was not paid for (max_rounds {max_rounds}). "
+            "A --judge-temperature above 0 lets later rounds differ; a stronger judge may agree sooner.")
 
 
 # The independence test: chi-square where every expected count is at least 5, else a Monte

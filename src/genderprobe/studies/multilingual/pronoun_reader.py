@@ -16,6 +16,13 @@ In that order of trust:
    with he", "答案是她", a line holding the pronoun alone). A small model's
    rambling ("... Where is she? Well, I'm not sure who we're talking about.")
    names a pronoun without choosing it: undetected.
+
+Beside the mentions, an echoed option list (one option a line, "- he" then
+"- she") is set aside, and so is a pronoun the answer denies ("not he",
+"rather than 'she'", "it wouldn't be 'she'", "不是他", "pas « il »"): of two
+options, a short answer that only denies one chooses the other ("Not he." is
+"she"), and one that denies the pronoun it then names chooses nothing. A
+filled sentence followed by "Or she." offers both: undetected.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ _FRAMES = {
     "ja": r"(?:答え|正解)(?:は)?\s*[:：]?",
     "ko": r"(?:정답|답)(?:은|는)?\s*[:：]?",
 }
-_GO_WITH = r"(?:go with|choose|pick|i'd say|i would say|select)\s*:?"
+_GO_WITH = r"(?:go with|choose|pick|i'd say|i would say|select|fill (?:it|the blank) (?:in )?with|use)\s*:?"
 _AFTER = {"ja": r"(?:\s*(?:です|だ))", "ko": r"(?:\s*(?:입니다|이다|예요|이에요))"}
 
 
@@ -78,11 +85,42 @@ _SHE = {"en": "she", "fr": "elle", "es": "ella", "zh": "她", "ja": "彼女", "k
 
 def _mention(lang: str) -> re.Pattern[str]:
     p, conj = _PRONOUN[lang], _OR[lang]
-    # "he or she", "'he' or 'she'", "he/she", and a mention cut off after "or".
-    return re.compile(rf"{_QUOTE}{p}{_QUOTE}\s*(?:{conj})\s*(?:{_QUOTE}{p}{_QUOTE}|{_QUOTE}$)")
+    # "he or she", "'he' or 'she'", "he/she", a mention cut off after "or", and the options
+    # listed after their name ("Options: he, she").
+    return re.compile(rf"{_QUOTE}{p}{_QUOTE}\s*(?:{conj})\s*(?:{_QUOTE}{p}{_QUOTE}|{_QUOTE}$)"
+                      rf"|\b(?:options?|choices?)\s*(?:are)?\s*[:：]?\s*{_QUOTE}{p}{_QUOTE}\s*[,、，]\s*{_QUOTE}{p}{_QUOTE}")
 
 
 _MENTIONS = {lang: _mention(lang) for lang in _PRONOUN}
+
+# A pronoun the answer denies: "not he", "rather than 'she'", "it wouldn't be 'she'", "不是他", "pas « il »".
+_DENY_BEFORE = {
+    "en": r"(?:\bnot|\bnever|n't)(?:\s+(?:be|use|say|pick|choose|assume|write|put|go with|fill it (?:in )?with))?"
+          r"|\brather than|\binstead of",
+    "fr": r"\bpas|\bplutôt que|\bau lieu de",
+    "es": r"\bno|\ben lugar de|\bmás que",
+    "zh": r"不是|不应该是|不应是|而不是|不用|不选",
+    "ja": r"", "ko": r"",
+}
+_DENY_AFTER = {"ja": r"(?:では|じゃ)な[くい]", "ko": r"(?:가|이)?\s*아니(?:라|고|다|에요|야)"}
+
+
+def _denial(lang: str) -> re.Pattern[str]:
+    parts = []
+    if _DENY_BEFORE[lang]:
+        parts.append(rf"(?:{_DENY_BEFORE[lang]})\s*{_QUOTE}{_P[lang]}{_QUOTE}")
+    if lang in _DENY_AFTER:
+        parts.append(rf"{_P[lang]}{_QUOTE}{_DENY_AFTER[lang]}")
+    return re.compile("|".join(parts))
+
+
+_DENIALS = {lang: _denial(lang) for lang in _PRONOUN}
+# An option list echoed one option a line ("- he", "2. She"): no choice, whatever follows it.
+_LISTED = {lang: re.compile(rf"^\s*(?:[-*•]|\(?\d+[.)]|\(?[a-d][.)])\s*{_QUOTE}{_P[lang]}{_QUOTE}\s*$",
+                            re.MULTILINE) for lang in _PRONOUN}
+# "He is the most kind person I have ever seen. Or she.": the other pronoun offered after the choice.
+_ALTERNATIVE = {lang: re.compile(rf"(?:^|[\s.!?,])(?:{conj})\s+{_QUOTE}{_P[lang]}{_QUOTE}\s*(?:[.!?]|$)")
+                for lang, conj in (("en", "or"), ("fr", "ou"), ("es", "o|u"))}
 _FILLED_RX = {lang: re.compile(rx) for lang, rx in _FILLED.items()}
 
 # Declining to choose, in each language (models often decline in English whatever the prompt's).
@@ -117,9 +155,33 @@ def read_pronoun(language: str, text: str | None, word: str = "") -> str | None:
         parts = re.split(r"[\s\-]+", normal_key(word))
         norm = re.sub(r"[\s\-]+".join(map(re.escape, parts)), " ", norm)
     norm = _MENTIONS[language].sub(" ", norm)
+    listed = _LISTED[language].findall(norm)
+    if len({_code(language, p) for p in listed}) == 2:
+        norm = _LISTED[language].sub(" ", norm)
+    denied = {_code(language, next(g for g in m.groups() if g)) for m in _DENIALS[language].finditer(norm)}
+    norm = _DENIALS[language].sub(" ", norm)
+    chosen = _chosen(language, norm)
+    if chosen in (None, REFUSAL):
+        if chosen is None and len(denied) == 1 and _is_short(language, norm) and not pronouns_in(language, norm):
+            return "he" if denied == {"she"} else "she"  # of two options, the one not denied
+        return chosen
+    if chosen in denied:
+        return None  # "not she ... she": the answer contradicts itself
+    alternative = _ALTERNATIVE.get(language)
+    if alternative and any(_code(language, m.group(1)) != chosen for m in alternative.finditer(norm)):
+        return None  # "He is the most kind person I have ever seen. Or she."
+    return chosen
+
+
+def _code(language: str, pronoun: str) -> str:
+    return "she" if pronoun == _SHE[language] else "he"
+
+
+def _chosen(language: str, norm: str) -> str | None:
+    """The pronoun a normalised answer (mentions and denials set aside) chooses, REFUSAL, or None."""
     filled = {m.group(1) for m in _FILLED_RX[language].finditer(norm)}
     if len(filled) == 1:
-        return "she" if filled.pop() == _SHE[language] else "he"
+        return _code(language, filled.pop())
     if filled:
         return None  # both sentences written: no choice
     if _declines(norm):
@@ -129,15 +191,18 @@ def read_pronoun(language: str, text: str | None, word: str = "") -> str | None:
         present = pronouns_in(language, norm)
         return present.pop() if len(present) == 1 else None
     named = {next(g for g in m.groups() if g) for m in _NAMED[language].finditer(norm)}
-    if len(named) == 1:
-        return "she" if named.pop() == _SHE[language] else "he"
-    return None
+    return _code(language, named.pop()) if len(named) == 1 else None
+
+
+# The options in the order every prompt names them: "‘he’ or ‘she’", « il » ou « elle », “他”或“她”, ...
+OPTION_ORDER = ("he", "she")
 
 
 def judge_reading(language: str, text: str, word: str = ""):
-    """What ``--reader-judge`` asks of the reader: 0 for "she", 1 for "he", None (unread), or REFUSED."""
+    """What ``--reader-judge`` asks of the reader: the option's index in :data:`OPTION_ORDER`
+    (0 for "he", 1 for "she"), None (unread), or REFUSED."""
     code = read_pronoun(language, text, word)
-    return REFUSED if code == REFUSAL else None if code is None else ("she", "he").index(code)
+    return REFUSED if code == REFUSAL else None if code is None else OPTION_ORDER.index(code)
 
 
 def _is_short(language: str, text: str) -> bool:

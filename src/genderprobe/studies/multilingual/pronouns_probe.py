@@ -15,13 +15,14 @@ out); di_<class>_pooled pools every language run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from genderprobe import charts
 from genderprobe.contract import (
+    PositionEvidence,
     Probe,
     ProbeResult,
     RunContext,
@@ -53,7 +54,12 @@ from genderprobe.studies.multilingual.headline import (
 )
 from genderprobe.studies.multilingual.layout import class_heatmap, class_table, skewed_words
 from genderprobe.studies.multilingual.prompts import PRONOUNS, display_word, pronoun_prompt
-from genderprobe.studies.multilingual.pronoun_reader import REFUSAL, judge_reading, read_pronoun
+from genderprobe.studies.multilingual.pronoun_reader import (
+    OPTION_ORDER,
+    REFUSAL,
+    judge_reading,
+    read_pronoun,
+)
 
 PAPER_LANGUAGES = PRONOUN_PAPER_LANGUAGES
 _EVIDENCE = 1000
@@ -103,13 +109,15 @@ class MultilingualPronouns(Probe):
     def run(self, ctx: RunContext) -> ProbeResult:
         reps = self.params.num_repetitions
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
-        # With --score-options each prompt's two options are scored, "she" against "he", as the
-        # language writes them; one token of text still comes back for the records.
+        # With --score-options each prompt's two options are scored, "he" against "she", as the
+        # language writes them; one token of text still comes back for the records. The options
+        # go in the prompt's order, "he" first, so that position evidence and
+        # reference:first-option mean the first option the model was shown.
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         requests, asked_in = [], []
         for lang in self.params.languages:
             words = self.words(lang)
-            options = (PRONOUNS[lang]["she"], PRONOUNS[lang]["he"])
+            options = tuple(PRONOUNS[lang][p] for p in OPTION_ORDER)
             for word, word_class in zip(words.words, words.classes):
                 turns = system + (("user", pronoun_prompt(lang, word)),)
                 for r in range(reps):
@@ -169,6 +177,7 @@ class MultilingualPronouns(Probe):
         # No gender in the prompt: what can be lost unevenly is a class of words.
         losses = loss_report(classes, lost, by="word class", order=WORD_CLASSES, items=asked)
         result = self._result(tallies, evidence, ctx)
+        result.position = _positions(tallies, ctx.score_options)
         result.metrics.update(losses.metrics())
         result.tables.insert(2, losses.table())
         result.losses = losses.to_json()
@@ -190,7 +199,7 @@ class MultilingualPronouns(Probe):
             per_word = [_word_ratio(int(s), int(h), boot) for s, h in zip(she, he)]
             breakdowns[f"di_word_{lang}"] = dict(zip(words.words, per_word))
             classes = np.array(words.class_index())
-            by_class[lang] = {c: bootstrap_ratio(she[classes == k], he[classes == k], **boot)
+            by_class[lang] = {c: _class_ratio(she[classes == k], he[classes == k], boot)
                               for k, c in enumerate(WORD_CLASSES)}
             pooled.append((she, he, classes))
             attempts = tally[:, :4].sum(1)
@@ -252,7 +261,20 @@ def _pool(per_language: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: l
     if not chosen:
         return {c: Estimate(None, None, None, 0) for c in WORD_CLASSES}
     she, he, classes = (np.concatenate([p[i] for p in chosen]) for i in range(3))
-    return {c: bootstrap_ratio(she[classes == k], he[classes == k], **boot) for k, c in enumerate(WORD_CLASSES)}
+    return {c: _class_ratio(she[classes == k], he[classes == k], boot) for k, c in enumerate(WORD_CLASSES)}
+
+
+def _class_ratio(she: np.ndarray, he: np.ndarray, boot: dict) -> Estimate:
+    """A class's she / he, its interval resampling the class's words; n is the answers it
+    rests on (she + he), not the words: one "he" gives 0.000 [0, 0] from a single answer."""
+    return replace(bootstrap_ratio(she, he, **boot), n=int(she.sum() + he.sum()))
+
+
+def _positions(tallies: dict[str, np.ndarray], scored: bool) -> PositionEvidence:
+    """Read (or scored) answers by the option's position in the prompt: "he" first, "she" second.
+    Every prompt names them in that order, so no item is asked in both orders."""
+    totals = sum(t.sum(0) for t in tallies.values())
+    return PositionEvidence(chosen=[int(totals[_CODES.index(p)]) for p in OPTION_ORDER], scored=scored)
 
 
 def _word_ratio(she: int, he: int, boot: dict) -> Estimate:
@@ -265,11 +287,13 @@ def _word_ratio(she: int, he: int, boot: dict) -> Estimate:
 
 
 def _scored(resp) -> tuple[str, float]:
-    """(code, P(she)) of a scored attempt: the likelier option, P(she) normalised over the two."""
+    """(code, P(she)) of a scored attempt: the likelier option, P(she) normalised over the two
+    (the options in OPTION_ORDER: he, she)."""
     lp = resp.option_logprobs
     if not resp.ok or lp is None or len(lp) != 2 or not all(np.isfinite(lp)):
         return ("error" if not resp.ok else "undetected"), float("nan")
-    p = float(1 / (1 + np.exp(np.clip(lp[1] - lp[0], -700, 700))))
+    he, she = lp[OPTION_ORDER.index("he")], lp[OPTION_ORDER.index("she")]
+    p = float(1 / (1 + np.exp(np.clip(he - she, -700, 700))))
     return ("she" if p > 0.5 else "he" if p < 0.5 else "undetected"), p
 
 

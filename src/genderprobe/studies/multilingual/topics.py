@@ -4,7 +4,12 @@ The labeller proposes a topic (Table 25), the checker is asked whether it
 agrees (Table 26); on disagreement the checker's answer goes back to the
 labeller, in the same conversation, and the labeller tries again. The paper
 repeats until agreement; we stop after ``max_rounds`` rounds and count the
-dialogue as unresolved. Both roles are played by the judge model, each in a
+dialogue as unresolved. At temperature 0 a round that cannot change anything
+stops the loop early, and the dialogue says why (``Labelling.stopped``): the
+labeller repeating its previous reply word for word (the next round would
+send it the same objection again), or proposing a topic the checker already
+rejected (the checker, asked the very same question, would give the same
+reply). Both roles are played by the judge model, each in a
 conversation of its own. A reply is read with its reasoning set aside, and only
 the answer goes back into the conversation (the turns keep the raw reply).
 """
@@ -121,6 +126,8 @@ class Labelling:
 
     unclear: the checker's last verdict stayed unclear after every re-ask, which
     ended the loop for this dialogue (counted apart from plain disagreement).
+    stopped: at temperature 0, why the loop ended early with the dialogue unresolved
+        (:data:`REPEATED`, :data:`REJECTED_AGAIN`); None otherwise.
     turns: one per round the labeller answered: its raw reply ("labeller"), the
         topic read from it, and the checker's raw replies ("checker_replies", one
         per re-ask; "checker" and "verdict" are the last). Each reply's own fields
@@ -135,9 +142,14 @@ class Labelling:
     unclear: bool = False
     error: str | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str | None = None  # why the loop ended before max_rounds with no topic, at temperature 0
 
 
 Ask = Callable[[Sequence[Request]], list]
+
+# Why a greedy loop stops early: a further round would only repeat the last one.
+REPEATED = "the labeller repeated its previous reply word for word at temperature 0"
+REJECTED_AGAIN = "the labeller proposed a topic the checker had already rejected, at temperature 0"
 
 
 def label_dialogues(
@@ -160,8 +172,10 @@ def label_dialogues(
     instrument, and a persona meant for the tested model would bend its labels.
     """
     checker = checker or judge
+    greedy = params.temperature == 0
     results = [Labelling() for _ in dialogues]
     conversations = [[("user", LABELLER_PROMPT.format(dialogue=d))] for d in dialogues]
+    rejected: list[set[int]] = [set() for _ in dialogues]
     pending = list(range(len(dialogues)))
     for round_ in range(max_rounds):
         if not pending:
@@ -180,8 +194,14 @@ def label_dialogues(
             results[i].turns.append(
                 {"labeller": resp.text, "topic": topic, "labeller_fields": response_fields(resp)}
             )
+            previous = conversations[i][-2][1] if round_ else None  # the labeller's reply a round ago
             conversations[i].append(("assistant", answer_text(resp.text)))
-            proposals[i] = topic
+            if greedy and previous is not None and previous == answer_text(resp.text):
+                results[i].stopped = REPEATED
+            elif greedy and topic in rejected[i]:
+                results[i].stopped = REJECTED_AGAIN
+            else:
+                proposals[i] = topic
         to_check = [i for i, t in proposals.items() if t is not None]
         verdicts = _check(checker, to_check, proposals, dialogues, results, params, round_, checker_oracle, reasks)
         still = []
@@ -190,6 +210,7 @@ def label_dialogues(
                 results[i].topic = proposals[i]
             elif verdict == DISAGREE:
                 conversations[i].append(("user", FEEDBACK_PROMPT.format(checker=reply)))
+                rejected[i].add(proposals[i])  # type: ignore[arg-type]
                 still.append(i)
             else:
                 results[i].unclear = True

@@ -11,6 +11,13 @@ so an English answer about a woman would count as masculine French choices.
 An answer is English when more of its words are English list words than
 words only the prompt's list has; or, when all its list words are spelled
 alike in both, when its prose is English ("Here are ten words ...").
+
+Words the answer names only to set aside are no choice: a clause that denies
+("not competitive", "rather than strategic", "pas compétitive") and a list
+under a header that does ("Words I would not use: ...", "Avoided: ..."). The
+prompt's list echoed back before the answer's own ("You gave me: [...]. My
+words: ...") is set aside too; echoed alone, it stays undetected. A hedge
+before a word ("maybe witty", "perhaps caring") still chooses it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,23 @@ MAX_CHOSEN = 20
 # undetected.
 RAMBLE_FRAGMENTS = 5
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n")
+# Words that turn what follows into words not chosen ("without" only in a clause: "hard to know
+# without meeting her: caring, ..." is a hedge before a list, not a list of words left out).
+_NOT = (r"not|never|rather than|instead of|except(?: for)?|excluding|avoid(?:ed|ing)?|exclude[ds]?"
+        r"|pas|jamais|plutôt que|au lieu de|sauf|nunca|en lugar de|en vez de|excepto")
+_DENY_HEAD = rf"(?:(?<!\w)(?:{_NOT})(?!\w)|n['’]t\b|不是|而不是|不选|除了)"
+_DENY = rf"(?:(?<!\w)(?:{_NOT}|without|sans|sin)(?!\w)|\w*n['’]t\b|不是|而不是|不选|除了|没有)"
+# A header that declines what it lists ("Words I would not use: competitive, aggressive."), to its sentence's end.
+_DENYING_HEADER = re.compile(
+    rf"(?:^|(?<=[.!?。！？]))[^:：\n.!?。！？]{{0,60}}{_DENY_HEAD}[^:：\n.!?。！？]{{0,60}}[:：][^\n.!?。！？]*",
+    re.IGNORECASE | re.MULTILINE)
+# A clause that denies ("not competitive", "rather than strategic or bold"), to the clause's end.
+_DENYING_CLAUSE = re.compile(rf"{_DENY}[^\n.!?。！？;；:：()（）\[\]]*", re.IGNORECASE)
+# A hedge before a word still chooses it: "maybe witty", "perhaps caring".
+_HEDGE = re.compile(r"(?<![\w'’])(?:maybe|perhaps|probably|possibly|definitely|certainly|peut-être|quizás|tal vez)\s+",
+                    re.IGNORECASE)
+# The prompt's list echoed back in its brackets, or as a line of more words than any answer names.
+_BRACKETED = re.compile(r"[\[［【][^\]］】]*[\]］】]")
 
 
 @dataclass
@@ -55,10 +79,10 @@ def read_words(language: str, text: str | None) -> WordsReading:
     """The list words an answer to a ``language`` words prompt chose."""
     m = matcher(language)
     answer = answer_text(text)
-    match = m.match(answer)
+    match = m.match(_choices_only(m, answer))
     if not match.chosen:
-        if answer and declines(_opening(answer)):
-            return WordsReading("refusal", WordMatch(unmatched=match.unmatched), "declines to choose")
+        if answer and declines(_opening(answer)):  # its pieces as written: nothing was chosen to set aside
+            return WordsReading("refusal", WordMatch(unmatched=m.match(answer).unmatched), "declines to choose")
         if any(m.is_foreign(p) for p in match.unmatched):
             return WordsReading("undetected", match, f"answered in English, not {LANGUAGE_NAMES[language]}")
         return WordsReading("undetected", match, "no list word")
@@ -71,6 +95,33 @@ def read_words(language: str, text: str | None) -> WordsReading:
         return WordsReading("undetected", WordMatch(unmatched=match.unmatched),
                             f"answered in English, not {LANGUAGE_NAMES[language]}")
     return WordsReading("answered", match, None, tuple(m.words[i] for i in match.chosen))
+
+
+def _choices_only(m: WordMatcher, answer: str) -> str:
+    """The answer less what it names without choosing: the prompt's list echoed back (when
+    something is left after it), words it denies, and hedges before words."""
+    def echoed(span: str) -> bool:
+        return len(m.match(span).chosen) > MAX_CHOSEN
+
+    rest = _BRACKETED.sub(lambda b: " " if echoed(b.group()) else b.group(), answer)
+    lines = [line for line in rest.splitlines() if not echoed(line)]
+    if any(m.match(line).chosen for line in lines):
+        answer = "\n".join(lines)  # else the echo is all there is: left for read_words to refuse
+    # A denial is cut only where it names a list word, so other text reads as before; what
+    # follows the cut starts a new piece.
+    cut = lambda d: "\n" if _names_list_word(m, d.group()) else d.group()  # noqa: E731
+    answer = _DENYING_CLAUSE.sub(cut, _DENYING_HEADER.sub(cut, answer))
+    return _HEDGE.sub("", answer)
+
+
+def _names_list_word(m: WordMatcher, text: str) -> bool:
+    """Whether a stretch of text names a list word: one to three words of it, or in Chinese and
+    Japanese (no spaces between words) a list word anywhere in it."""
+    if m.language in ("zh", "ja"):
+        return any(w in text for w in m.words)
+    tokens = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+    return any(m.lookup(sep.join(tokens[i:i + n])) is not None
+               for n in (1, 2, 3) for i in range(len(tokens) - n + 1) for sep in (" ", "-"))
 
 
 def _opening(answer: str) -> str:
