@@ -56,8 +56,8 @@ def test_corpus_holds_enough_real_and_synthetic_answers():
     assert len(real) >= 60 and len(lines) - len(real) >= 60
 
 
-def test_improved_reader_misreads_nothing_on_the_corpus():
-    s = check(CORPUS, improved, min_recall=0.9)
+def test_improved_reader_misreads_nothing_and_loses_few_clear_choices():
+    s = check(CORPUS, improved, min_recall=0.9, max_lost_clear=0.15)
     real = score([x for x in load(CORPUS) if x["source"] == "smollm2-135m-instruct"], improved)
     print(f"real answers only: recall {real.correct}/{real.readable}")
     assert real.recall >= 0.8 and s.readable >= 80
