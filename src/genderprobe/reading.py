@@ -220,6 +220,7 @@ _RIGHT = (
     r"|(?:one|person|partner|spouse)\s+(?:who\s+is\s+|who['’]s\s+|that\s+is\s+)?(?:more\s+|most\s+)?"
     r"(?:likely\s+to\s+be\s+)?(?:right|correct|in\s+the\s+right)"
     r"|(?:more\s+|most\s+)?(?:right|correct)|in\s+the\s+right|justified"
+    r"|being\s+(?:fair|reasonable|realistic|sensible)"
     r"|(?:(?:more|most)\s+(?:suitable|appropriate|fitting|accurate|likely|reasonable|sensible|prudent)"
     r"|right|correct|better|best)\s+(?:answer|choice|option|one|approach|call)"
     rf"|(?:{_COMPARED})(?:\s+(?:one|person|partner|spouse|choice|option|approach|here))?)(?![-\w])"
@@ -263,6 +264,8 @@ _SAID = tuple((re.compile(p, re.IGNORECASE), side) for p, side in (
     (rf"\bin\s+favou?r\s+of\s+({_REF})", True),
     (rf"\b(?:maybe|perhaps|possibly)\s+(?:even\s+)?({_REF})", True),  # a lean only (see _said)
     (rf"(?:\bnot|\brather\s+than|\binstead\s+of)\s+({_REF})(?=\s*(?:[.,;:!?)\n]|$))", False),
+    # A clause that ends on the option alone: "..., so (b).", "if I have to pick, (b) Denise.", "it's (b)."
+    (rf"(?:[,:—–]|\b(?:so|thus|hence|therefore|it['’]s|it\s+is))\s*({_REF})(?:[\s.):—–-]*{_REF})?\s*[.!]?\s*$", True),
     # A correction names the answer's last word on it ("(b)... no, (a)"); with the first, it is no choice.
     (rf"(?:^|[\s,.;:!—–-])(?:no|actually|wait|correction|make\s+that)\s*[,:—–-]\s*(?:it['’]s\s+)?({_REF})", True),
 ))
@@ -304,7 +307,8 @@ _TURNED = re.compile(
     re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|no|neither|nor|hardly)\b|n['’]t\b|\bcannot\b", re.IGNORECASE)
 # Where a clause begins: what came before it ("Neither is wrong, but ...") says nothing of it.
-_CLAUSE = re.compile(r"\b(?:but|while|whereas|although|though|yet|however|so|since|because|as|and)\b|[—–]", re.IGNORECASE)
+_CLAUSE = re.compile(r"\b(?:but|while|whereas|although|though|yet|however|so|since|because|as|and)\b|[,—–]",
+                     re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<![\x03\x04])[.!?;]+(?=\s|$)|\n")
 
 
