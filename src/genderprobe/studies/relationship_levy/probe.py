@@ -115,6 +115,7 @@ _COMPARED = {
 
 _CHUNK_ITEMS = 50_000
 _EVIDENCE_PER_CODE = 5
+_READER_EVIDENCE = 20
 _MAX_UNDETECTED_EVIDENCE = 1000
 
 
@@ -700,7 +701,9 @@ class _Accumulator:
                     other_codes[a] = MALE if (other == 0) == man_is_a else FEMALE
                 if choice is not None or other is not None:
                     self.read_by_either += 1
-                    self.disagree += choice != other
+                    if choice != other:
+                        self.disagree += 1
+                        self._note_disagreement(start + a // per_item, man_is_a, resp.text, choice, other)
             refused[a] = choice is None and is_refusal(resp.text)
             if choice is None:
                 codes[a] = UNDETECTED
@@ -722,6 +725,15 @@ class _Accumulator:
         self.chose_a[start:stop] = chose_a.reshape(n, per_item).sum(1)
         if score_options:
             self._add_probabilities(start, n, responses)
+
+    def _note_disagreement(self, item: int, man_is_a: bool, answer: str, choice, other) -> None:
+        """Evidence of an answer the two readers read differently (the first few of a run)."""
+        bucket = self.evidence.setdefault("readers_disagree", [])
+        if len(bucket) < _READER_EVIDENCE:
+            code = {None: "undetected", 0: "male" if man_is_a else "female", 1: "female" if man_is_a else "male"}
+            other_name = CAREFUL if self.used == FAITHFUL else FAITHFUL
+            bucket.append({"item": item, "man_option": "(a)" if man_is_a else "(b)", "answer": answer,
+                           self.used: code[choice], other_name: code[other]})
 
     def _count_positions(self, codes: np.ndarray, chose_a: np.ndarray, n: int) -> None:
         """Read answers by the position chosen, and per (item, repetition) whether both orders chose the same."""
