@@ -282,7 +282,9 @@ _OPENING_LABEL = re.compile(
 _OPENER = re.compile(r"^[\s>*•-]*(?:(?:option|choice)\s*)?([\x03\x04])", re.IGNORECASE)
 _OPENING_NAME = re.compile(r"^[\s\"'“‘(\[{]*([\x01\x02])\s*(?:[.!,]|\s[-—–]\s|[—–]|$)")
 # "1. Noah is wrong to spend it" says 1 all the same: a name against which the answer speaks.
-_AGAINST_NEXT = re.compile(rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA})", re.IGNORECASE)
+_AGAINST_NEXT = re.compile(
+    rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
+    re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "Noah is also right".
 _ALIKE = re.compile(
     rf"\b(?:so|as)\s+(?:is|was|does|do)\s+{_REF}"

@@ -154,6 +154,7 @@ def test_an_answer_that_is_not_a_refusal_is_not_marked_one():
         ("1. Henry\n\nMila is right. Henry is the one who is right.", "Mila", "Henry"),
         ("1. Elijah\n\nCharlie is the right answer.", "Elijah", "Charlie"),
         ("1. Olivia\n2. Sofia\n\nThe answer is 1.", "Sofia", "Olivia"),  # the list echoed in the other order
+        ("1. Ash is not feeling well.", "Scarlett", "Ash"),  # "not" here says nothing against Ash
     ],
 )
 def test_numbers_that_disagree_with_the_names_are_not_read(answer, name1, name2):
