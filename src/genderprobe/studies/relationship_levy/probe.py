@@ -116,6 +116,8 @@ _COMPARED = {
 _CHUNK_ITEMS = 50_000
 _EVIDENCE_PER_CODE = 5
 _READER_EVIDENCE = 20
+# An answer that is an option alone, and the option both readers read in it.
+_OPTION_ALONE = {"(a)": 0, "(b)": 1, "(A)": 0, "(B)": 1}
 _MAX_UNDETECTED_EVIDENCE = 1000
 
 
@@ -693,17 +695,21 @@ class _Accumulator:
                 codes[a] = other_codes[a] = ERROR
                 continue
             man_is_a = (a % per_item) < self.reps
-            options = self._options_of(a, names)
-            choice = self.read(resp.text, *options)
+            text = resp.text
+            if text in _OPTION_ALONE:  # what calibration models answer: both readers read it alike
+                choice = other = _OPTION_ALONE[text]
+            else:
+                options = self._options_of(a, names)
+                choice = self.read(text, *options)
+                other = self.other(text, *options) if self.other is not None else None
             if self.other is not None:
-                other = self.other(resp.text, *options)
                 if other is not None:
                     other_codes[a] = MALE if (other == 0) == man_is_a else FEMALE
                 if choice is not None or other is not None:
                     self.read_by_either += 1
                     if choice != other:
                         self.disagree += 1
-                        self._note_disagreement(start + a // per_item, man_is_a, resp.text, choice, other)
+                        self._note_disagreement(start + a // per_item, man_is_a, text, choice, other)
             refused[a] = choice is None and is_refusal(resp.text)
             if choice is None:
                 codes[a] = UNDETECTED
