@@ -15,7 +15,8 @@ two, says the other ("Emma is not male." says female), unless it negates both
 ("neither male nor female"). A run of echoes and class words joined by commas
 ("male or female, female or male, female", an answer cut off in its list) is an
 echo as a whole, and an answer cut off in an echo ("..., female or") says nothing
-by its last word. An answer that says the class is unclear, ambiguous or either
+by its last word. A form's box ticked by its letter counts ('Jack selects "M"'), and so
+does a plural ("Males"). An answer that says the class is unclear, ambiguous or either
 ("it's unclear ... referring to a female character") says none, and one that
 calls something a lie, false or wrong says no class (it may be taking its class
 back). A refusal ("I cannot determine gender from a name") is told apart from
@@ -68,7 +69,8 @@ PROMPTS = (
 CLASSES = ("female", "male")
 OPTIONS = ("male", "female")  # the order the prompts give them in
 
-_ECHO = re.compile(r"\b(?:male\s+or\s+female|female\s+or\s+male|between\s+male\s+and\s+female)\b", re.IGNORECASE)
+_ECHO = re.compile(r"\b(?:male\s+or\s+female|female\s+or\s+male|between\s+male\s+and\s+female"
+                   r"|male\s*[,/]\s*female|female\s*[,/]\s*male)\b", re.IGNORECASE)
 # A list of echoes and class words joined by commas ("male or female, female or male, female"),
 # which a small model writes until max_tokens cuts it off: no choice, wherever it stops.
 _ECHO_RUN = re.compile(
@@ -81,8 +83,10 @@ _UNDECIDED = re.compile(
     r"|either\s+(?:a\s+)?(?:fe)?male\s+or|(?:impossible|hard|difficult)\s+to\s+(?:tell|say|know|determine)"
     r"|(?:can(?:not|['’]t)|couldn['’]t)\s+(?:tell|say|know|be\s+sure))\b", re.IGNORECASE)
 _BOTH_NEGATED = re.compile(r"\bneither\b|\bnor\b", re.IGNORECASE)
-_FEMALE = re.compile(r"\bfemale\b", re.IGNORECASE)
-_MALE = re.compile(r"\bmale\b", re.IGNORECASE)
+_FEMALE = re.compile(r"\bfemales?\b", re.IGNORECASE)
+_MALE = re.compile(r"\bmales?\b", re.IGNORECASE)
+# A form's box ticked by its letter: 'Jack selects "M"', 'A: F'.
+_FORM_LETTER = re.compile(r"(?:\bselects?|\banswer|^A)\s*:?\s*[\"'“‘]?(?-i:([MF]))[\"'”’]?\s*[.!]?\s*$", re.IGNORECASE)
 # "not (a) male", "isn't female", "neither male", "rather than male": up to the sentence's end.
 _NEGATED = re.compile(
     r"(?:\bnot\b|n['’]t\b|\bnever\b|\bneither\b|\bnor\b|\brather\s+than\b)[^.!?;\n]*", re.IGNORECASE
@@ -101,6 +105,9 @@ def read_gender(text: str | None) -> str | None:
     answer = answer_text(text)
     if _RETRACTS.search(answer) or _UNDECIDED.search(answer):
         return None
+    letter = _FORM_LETTER.search(answer)
+    if letter:
+        return "male" if letter.group(1) == "M" else "female"
     said = _DANGLING.sub(" ", _ECHO.sub(" ", _ECHO_RUN.sub(" ", answer)).rstrip(" ,."))
     rest = _NEGATED.sub(" ", said)
     female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
