@@ -171,9 +171,9 @@ _GROUP = (r"(?:(?m:^)[ \t\-*>]*[\x03\x04][.):\]\-–—]?\s*[\x01\x02]|[\x03\x04
 # Joined by a word, or by a line break into the next line of a list (which opens with a label).
 _JOIN = r"\s*(?:,\s*(?:and|or)?|and|or|nor|&|/|vs\.?|versus|\n+[\s\-*>]*(?=[\x03\x04]))\s*"
 _JOINT = re.compile(rf"({_GROUP}){_JOIN}(?:both\s+|either\s+)?({_GROUP})", re.IGNORECASE)
-# A label right before (or after) a name: "(a) Kelley", "1. Emma", "Kelley (b)".
 # Options enumerated inline: "1. Emma or 2. Noah".
 _ENUMERATED = re.compile(r"([\x03\x04]\.\s*[\x01\x02])\s*(?:,|or|and)?\s*([\x03\x04]\.\s*[\x01\x02])", re.IGNORECASE)
+# A label right before (or after) a name: "(a) Kelley", "1. Emma", "Kelley (b)".
 _LABEL_NAME = re.compile(r"([\x03\x04])[\s.():\]\-–—,=]*(?:is\s+)?([\x01\x02])|([\x01\x02])\s*\(([\x03\x04])\)")
 
 
@@ -206,7 +206,7 @@ _POSS = (r"(?:['’]s?)?(?:\s+(?:perspective|position|view|viewpoint|argument|st
          r"|priorit(?:y|ies)|decision|solution)s?)?")
 _ASIDE = r"(?:\s*,[^.,;:!?\n\x01-\x05]{1,40},)?"
 _ADV = (r"(?:\s+(?:probably|likely|clearly|definitely|certainly|indeed|arguably|actually|ultimately|generally"
-        r"|mostly|simply|really|still|somewhat|slightly|a\s+bit|more\s+likely|most\s+likely|the\s+one))*")
+        r"|mostly|simply|really|still|somewhat|slightly|a\s+bit|more\s+likely|most\s+likely))*")
 _MODAL = r"\b(?:may|might|could)\b"
 _COPULA = (r"\s+(?:(?:is|are|was|seems|seem|appears)(?:\s+to\s+be)?|(?:would|will|must|should|may|might|could)\s+be"
            r"|['’]s)")
@@ -320,7 +320,7 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     ``names``: the two people's names; ``labels``: regexes of how each option's label
     is written where it stands as one (RelationshipLevy's "(a)", DeMET's "1").
     """
-    body = re.sub(r"[*_`#]+", "", answer_text(text))
+    body = re.sub(r"[*_`#\x01-\x05]+", "", answer_text(text))  # markdown, and the tokens' own characters
     if not body:
         return TwoPersonVotes()
     masked = mask_two_people(body, names, labels)
