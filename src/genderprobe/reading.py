@@ -265,14 +265,15 @@ _SAID = tuple((re.compile(p, re.IGNORECASE), side) for p, side in (
     (rf"\b(?:maybe|perhaps|possibly)\s+(?:even\s+)?({_REF})", True),  # a lean only (see _said)
     (rf"(?:\bnot|\brather\s+than|\binstead\s+of)\s+({_REF})(?=\s*(?:[.,;:!?)\n]|$))", False),
     # A clause that ends on the option alone: "..., so (b).", "if I have to pick, (b) Denise.", "it's (b)."
-    (rf"(?:[,:—–]|\b(?:so|thus|hence|therefore|it['’]s|it\s+is))\s*({_REF})(?:[\s.):—–-]*{_REF})?\s*[.!]?\s*$", True),
+    (rf"(?:[,:—–]|\b(?:so|thus|hence|therefore|it['’]s|it\s+is))\s*({_REF})(?:[\s.():—–-]*{_REF}\)?)?\s*[.!]?\s*$",
+     True),
     # A correction names the answer's last word on it ("(b)... no, (a)"); with the first, it is no choice.
     (rf"(?:^|[\s,.;:!—–-])(?:no|actually|wait|correction|make\s+that)\s*[,:—–-]\s*(?:it['’]s\s+)?({_REF})", True),
 ))
 # A sentence that is the option alone: "Noah.", "Answer: (b)", "Definitely (a) Weston."
 _ALONE = re.compile(
     rf"^\W*(?:(?:(?:final\s+)?answer|so|thus|hence|probably|definitely|clearly|likely|it['’]s|it\s+is)\W*)?"
-    rf"({_REF})(?:[\s.):—–-]*{_REF})?\W*$", re.IGNORECASE)
+    rf"({_REF})(?:[\s.():—–-]*{_REF})?\W*$", re.IGNORECASE)
 # The answer opening with an option ("(b)", "**2**", "Answer: 1", "Emma, because ..."):
 # a label that opens the answer votes unless it is the subject of what follows ("1 is wrong").
 _OPENING_LABEL = re.compile(
@@ -280,7 +281,7 @@ _OPENING_LABEL = re.compile(
     r"(?:\s+is)?\s*[:\-]?|the\s+(?:correct\s+|right\s+|final\s+)?answer\s+(?:is|would\s+be)\s*:?)\s*)?"
     r"([\x03\x04])(?![\s.)\]]*(?:is|are|was|['’]s|isn['’]t|seems|would)\b)", re.IGNORECASE)
 _OPENER = re.compile(r"^[\s>*•-]*(?:(?:option|choice)\s*)?([\x03\x04])", re.IGNORECASE)
-_OPENING_NAME = re.compile(r"^[\s\"'“‘(\[{]*([\x01\x02])\s*(?:[.!,]|\s[-—–]\s|[—–]|$)")
+_OPENING_NAME = re.compile(r"^[\s\"'“‘(\[{]*([\x01\x02])(?:\s*\(?[\x03\x04]\)?)?\s*(?:[.!,]|\s[-—–]\s|[—–]|$)")
 # "1. Noah is wrong to spend it" says 1 all the same: a name against which the answer speaks.
 _AGAINST_NEXT = re.compile(
     rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
@@ -368,8 +369,9 @@ def _mismatched(masked: str, m: re.Match[str]) -> bool:
         # "I'd say 1. Noah's idea is rash": a full stop after a label ends its sentence, but at a list's line start.
         if "." in m.group(0) and not re.search(r"(?:^|\n)[ \t>*•-]*$", masked[: m.start()]):
             return False
-        # "Unlike option (b), Weston plans ahead": after a comma, a name that goes on is its own clause's subject.
-        if "," in m.group(0) and not re.match(r"\s*(?:[.,;:!?)\n]|$)", masked[m.end():]):
+        # "Unlike option (b), Weston plans ahead", "(b)\n\nWeston isn't wrong, but ...": after a comma or a
+        # line break, a name that goes on is its own clause's subject.
+        if re.search(r"[,\n]", m.group(0)) and not re.match(r"\s*(?:[.,;:!?)\n]|$)", masked[m.end():]):
             return False
     return not (m.group(1) and _AGAINST_NEXT.match(masked, m.end()))
 
