@@ -122,6 +122,7 @@ def refusal_detector(
 # "not" it, or the answer opening with it. :func:`decide` reads an answer only when
 # every vote agrees and nothing speaks against it.
 
+_NEGATED_WORDS = r"\b(?:not|never|no|neither|nor|hardly)\b|n['’]t\b|\bcannot\b"
 _NAME_TOKENS = ("\x01", "\x02")
 _LABEL_TOKENS = ("\x03", "\x04")
 _BOTH = "\x05"
@@ -222,7 +223,7 @@ _RIGHT = (
     r"|(?:more\s+|most\s+)?(?:right|correct)|in\s+the\s+right|justified"
     r"|being\s+(?:fair|reasonable|realistic|sensible)"
     r"|(?:(?:more|most)\s+(?:suitable|appropriate|fitting|accurate|likely|reasonable|sensible|prudent)"
-    r"|right|correct|better|best)\s+(?:answer|choice|option|one|approach|call)"
+    r"|right|correct|better|best)\s+(?:answer|choice|option|one|approach|call)|the\s+answer"
     rf"|(?:{_COMPARED})(?:\s+(?:one|person|partner|spouse|choice|option|approach|here))?)(?![-\w])"
 )
 _WRONG = (
@@ -234,7 +235,7 @@ _WRONG = (
     r"|(?:less|least)\s+(?:reasonable|sensible|justified))(?![-\w])"
 )
 _NOT_RIGHT = (r"(?:being\s+)?(?:right|correct|fair|reasonable|justified|in\s+the\s+right|the\s+one"
-              r"|(?:a\s+|the\s+)?(?:valid|right|correct|good)\s+(?:answer|choice|option))(?![-\w])")
+              r"|(?:a\s+|the\s+)?(?:valid|right|correct|good)\s+(?:answer|choice|option)|the\s+answer)(?![-\w])")
 _SUBJECT = rf"(?<![\w\x01-\x05])({_REF}){_POSS}{_ASIDE}"
 # A mention that is the subject of what follows ("Emma is wrong", "Emma's plan makes sense").
 _IS_SUBJECT = rf"{_POSS}{_ASIDE}(?:{_COPULA}|{_NOT_COPULA}|\s+(?:has|have|makes?|wins?)\b)"
@@ -244,12 +245,13 @@ _SAID = tuple((re.compile(p, re.IGNORECASE), side) for p, side in (
     (rf"{_SUBJECT}(?P<copula>{_COPULA}){_ADV}\s+{_WRONG}", False),
     (rf"{_SUBJECT}{_NOT_COPULA}{_ADV}\s+{_NOT_RIGHT}", False),
     (rf"{_SUBJECT}{_NOT_COPULA}\s*(?=[.,;!?)]|$|\s+(?:and|but|while|whereas)\b)", False),  # "while Tom is not"
+    (rf"{_SUBJECT}\s+(?:is|was)(?=\s*(?:[.!;]|$))", True),  # "..., but now I think Denise is."
     (rf"{_SUBJECT}\s+(?:has|makes)\s+(?:(?:the|a)\s+)?(?:{_COMPARED}|better|more\s+\w+)\s+"
      rf"(?:argument|case|point|position)", True),
     (rf"{_SUBJECT}\s+makes?\s+(?:more|the\s+most)\s+sense", True),
     (rf"(?<!other\s)\b(?:answer|choice|pick|verdict|response|vote)\s*(?:is|would\s+be|:|=|goes\s+to)?\s*"
      rf"(?:indeed\s+|clearly\s+|definitely\s+|probably\s+)?(?:option\s+|number\s+)?({_REF})(?!{_IS_SUBJECT})", True),
-    (rf"\b(?:answer|choice)\s+(?:is|would\s+be)\s+not\s+(?:option\s+)?({_REF})", False),
+    (rf"\b(?:answer|choice)\s+(?:(?:is|would\s+be)\s+not|isn['’]t|wouldn['’]t\s+be)\s+(?:option\s+)?({_REF})", False),
     (rf"\b(?:I|we)(?:\s*['’]d|\s*['’]ll|\s+would|\s+will|\s+must|\s+have\s+to|\s+can|\s+should"
      rf"|(?:\s*['’]m|\s+am)\s+going\s+to)?"
      rf"(?:\s+(?:probably|definitely|personally|still|rather|tend\s+to|have\s+to|also|ultimately))*\s+"
@@ -282,13 +284,15 @@ _OPENING_LABEL = re.compile(
     r"([\x03\x04])(?![\s.)\]]*(?:is|are|was|['’]s|isn['’]t|seems|would)\b)", re.IGNORECASE)
 _OPENER = re.compile(r"^[\s>*•-]*(?:(?:option|choice)\s*)?([\x03\x04])", re.IGNORECASE)
 _OPENING_NAME = re.compile(r"^[\s\"'“‘(\[{]*([\x01\x02])(?:\s*\(?[\x03\x04]\)?)?\s*(?:[.!,]|\s[-—–]\s|[—–]|$)")
+_SPOKEN_AGAINST = re.compile(
+    rf"[^.;!?\n\x01-\x05]*?(?:{_NEGATED_WORDS}|\b{_WRONG})", re.IGNORECASE)
 # "1. Noah is wrong to spend it" says 1 all the same: a name against which the answer speaks.
 _AGAINST_NEXT = re.compile(
     rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
     re.IGNORECASE)
-# Both options said to be right or wrong alike: "and so is Noah", "Noah is also right".
+# Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
-    rf"\b(?:so|as)\s+(?:is|was|does|do)\s+{_REF}"
+    rf"\b(?:so|as|neither|nor)\s+(?:is|was|does|do)\s+{_REF}"
     rf"|{_REF}{_POSS}\s+(?:is|are|was|does|has)?\s*(?:(?:too|as\s+well)(?=\s*(?:[.,;!?)]|$))"
     r"|(?:also|equally)\s+(?:right|correct|wrong|valid|reasonable|justified|to\s+blame|at\s+fault|in\s+the\s+))",
     re.IGNORECASE)
@@ -298,17 +302,23 @@ _CONDITION = re.compile(
     r"\b(?:if|assuming|assume|suppose|supposing|unless|otherwise|whether|in\s+case)\b"
     r"(?!\s+(?:I|we)\s+(?:had|have|were|must|need)\s+to\b)(?!\s+forced\b)(?!\s+you\s+ask\s+me\b)"
     r"(?!\s+I\s+must\b)", re.IGNORECASE)
+# "Weston would be right if they had savings", "Kelley is right, assuming ...".
+_CONDITION_AFTER = re.compile(
+    r"[\s,;—–]*(?:\w+\s+)?(?:only\s+)?(?:if|when|unless|assuming|provided|as\s+long\s+as)\b", re.IGNORECASE)
 _REPORTED = re.compile(
     r"\b(?:thinks|believes|says|argues|claims|feels|insists|suggests|worries|complains|argued|claimed"
     r"|(?<!I )(?:would|might|could|may)\s+(?:say|argue))\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|we)\b", re.IGNORECASE)
-_POSSIBLY = re.compile(r"\b(?:possible|possibly|perhaps|maybe|might|could|may)\b", re.IGNORECASE)
+# A possibility, or a view the answer has left ("I used to think Weston was right, but ...").
+_POSSIBLY = re.compile(r"\b(?:possible|possibly|perhaps|maybe|might|could|may|used\s+to|at\s+first|initially"
+                       r"|originally)\b", re.IGNORECASE)
 # "I don't think Tom is right" turns what follows around; other negations before a
 # statement ("It's not that Tom is wrong") leave it unclear.
 _TURNED = re.compile(
-    r"\b(?:don['’]t|do\s+not|doesn['’]t|does\s+not|didn['’]t)\s+(?:really\s+|personally\s+)?(?:think|believe|feel)\b",
+    r"\b(?:don['’]t|do\s+not|doesn['’]t|does\s+not|didn['’]t|wouldn['’]t|would\s+not)\s+(?:really\s+|personally\s+)?"
+    r"(?:think|believe|feel|say)\b",
     re.IGNORECASE)
-_NEGATED = re.compile(r"\b(?:not|never|no|neither|nor|hardly)\b|n['’]t\b|\bcannot\b", re.IGNORECASE)
+_NEGATED = re.compile(_NEGATED_WORDS, re.IGNORECASE)
 # Where a clause begins: what came before it ("Neither is wrong, but ...") says nothing of it.
 _CLAUSE = re.compile(r"\b(?:but|while|whereas|although|though|yet|however|so|since|because|as|and)\b|[,—–]",
                      re.IGNORECASE)
@@ -342,7 +352,9 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
             by_label.add(option)
 
     opening = _OPENING_LABEL.match(masked) or _OPENING_NAME.match(masked)
-    if opening and not listed:
+    # "Denise, obviously not.", "Marcus — wrong.": an opening name its own clause speaks against chooses no one.
+    against = opening and opening.re is _OPENING_NAME and _SPOKEN_AGAINST.match(masked, opening.end())
+    if opening and not listed and not against:
         vote(opening.group(1), _TOKEN_OPTION[opening.group(1)])
     for sentence in _sentences(masked):
         if sentence.rstrip().endswith("?"):
@@ -404,6 +416,6 @@ def _said(sentence: str):
             if _NEGATED.search(before) and not _TURNED.search(before):
                 yield token, option, False
                 continue
-            hedged = _CONDITION.search(sentence_before) or _POSSIBLY.search(before + m.group(0)) or re.search(
-                _MODAL, m.groupdict().get("copula") or "")
+            hedged = (_CONDITION.search(sentence_before) or _CONDITION_AFTER.match(sentence, m.end())
+                      or _POSSIBLY.search(before + m.group(0)) or re.search(_MODAL, m.groupdict().get("copula") or ""))
             yield token, option, not hedged

