@@ -644,10 +644,11 @@ class _Accumulator:
         self.k, self.reps = k, reps
         self.used = used
         self.read = reader(used)
+        small = np.int16 if 2 * reps < 2**15 else np.int64
         # The same answers read by the other reader too (ProbeResult.readers), where asked.
         self.other = reader(CAREFUL if used == FAITHFUL else FAITHFUL) if compare else None
-        self.other_male = np.zeros(k, np.int64)
-        self.other_female = np.zeros(k, np.int64)
+        self.other_male = np.zeros(k if compare else 0, small)
+        self.other_female = np.zeros(k if compare else 0, small)
         self.read_by_either = self.disagree = 0
         # Read answers by position ((a), (b)), and pairs (item, repetition) read in both orders.
         self.by_position = np.zeros(2, np.int64)
@@ -658,7 +659,6 @@ class _Accumulator:
         self.scenario = np.zeros(k, np.int16)
         self.man = np.zeros(k, np.int16)
         self.woman = np.zeros(k, np.int16)
-        small = np.int16 if 2 * reps < 2**15 else np.int64
         self.male = np.zeros(k, small)
         self.female = np.zeros(k, small)
         self.undetected = np.zeros(k, small)
@@ -717,9 +717,10 @@ class _Accumulator:
             chose_a[a] = choice == 0
             codes[a] = MALE if (choice == 0) == man_is_a else FEMALE
         self._count_positions(codes, chose_a, n)
-        other_grid = other_codes.reshape(n, per_item)
-        self.other_male[start:stop] = (other_grid == MALE).sum(1)
-        self.other_female[start:stop] = (other_grid == FEMALE).sum(1)
+        if self.other is not None:
+            other_grid = other_codes.reshape(n, per_item)
+            self.other_male[start:stop] = (other_grid == MALE).sum(1)
+            self.other_female[start:stop] = (other_grid == FEMALE).sum(1)
         self.codes_of_chunk = codes
         self.refused_of_chunk = refused
         self._count_losses(codes, refused, per_item)
