@@ -233,6 +233,7 @@ class DemetNames(Probe):
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         shares: dict[str, dict[str, Estimate]] = {}
         for group in LEVY_GROUPS:
+            # Shares of a list's names: each Estimate's n is the list's names (undecided ones included).
             classes = np.array([r["majority"] or "" for r in per_name if r["list"] == group])
             shares[group] = {
                 c: bootstrap_ratio((classes == c).astype(float), **boot) for c in ("female", "male")

@@ -111,6 +111,7 @@ def compute_scores(
         weights = _weights(scenario_of_unit, stop - start, rng, by_scenario)
         sums[start:stop], counts[start:stop] = weights @ S0, weights @ D
     samples = score_samples(sums, counts)
+    # Every Estimate's n is the number of answered prompts it rests on (the validity guards read it).
     n_type = D.sum(0).astype(int)
 
     def est(name: str, n: int) -> Estimate:
