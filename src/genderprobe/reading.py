@@ -236,7 +236,8 @@ _WRONG = (
 )
 _NOT_RIGHT = (r"(?:being\s+)?(?:right|correct|fair|reasonable|justified|in\s+the\s+right|the\s+one"
               r"|(?:a\s+|the\s+)?(?:valid|right|correct|good)\s+(?:answer|choice|option)|the\s+answer)(?![-\w])")
-_SUBJECT = rf"(?<![\w\x01-\x05])({_REF}){_POSS}{_ASIDE}"
+# The option a statement is about, with its name or label beside it ("(b), Kelley, is ...", "Kelley (b) is ...").
+_SUBJECT = rf"(?<![\w\x01-\x05])({_REF})(?:[\s,:(]*{_REF}\)?,?)?{_POSS}{_ASIDE}"
 # A mention that is the subject of what follows ("Emma is wrong", "Emma's plan makes sense").
 _IS_SUBJECT = rf"{_POSS}{_ASIDE}(?:{_COPULA}|{_NOT_COPULA}|\s+(?:has|have|makes?|wins?)\b)"
 # What the answer says of one option: (pattern, True when it speaks for the option, False against it).
@@ -404,7 +405,8 @@ def _said(sentence: str):
     """
     for pattern, side in _SAID:
         for m in pattern.finditer(sentence):
-            token = m.group(1)
+            # A statement that names the person is by name, even with the label beside it ("(b) Erica is right").
+            token = next((c for c in m.group(0) if c in _NAME_TOKENS), m.group(1))
             sentence_before = sentence[: m.start()]
             before = _CLAUSE.split(sentence_before)[-1]
             # Someone's view governs the rest of its sentence, unless a later clause speaks for "I".
@@ -412,7 +414,8 @@ def _said(sentence: str):
                     before + m.group(0))):
                 continue
             for_it = side != bool(_TURNED.search(before))
-            option = _TOKEN_OPTION[token] if for_it else 1 - _TOKEN_OPTION[token]
+            said = _TOKEN_OPTION[m.group(1)]
+            option = said if for_it else 1 - said
             if _NEGATED.search(before) and not _TURNED.search(before):
                 yield token, option, False
                 continue
