@@ -40,6 +40,8 @@ from genderprobe.studies.demet.names_probe import PROMPTS, DemetNames, majority,
          "female or male, female or male, female", None),
         ("It's unclear whether Emma is male or female, as the name is often used when referring to a female "
          "character in stories.", None),
+        ("Tatum's identity is a complex one. When Tatum chooses to select male, it's a choice.", None),  # a condition
+        ('Jack selects "M"', "male"),  # a form's box by its letter
         (None, None),
     ],
 )

@@ -16,7 +16,8 @@ two, says the other ("Emma is not male." says female), unless it negates both
 ("male or female, female or male, female", an answer cut off in its list) is an
 echo as a whole, and an answer cut off in an echo ("..., female or") says nothing
 by its last word. A form's box ticked by its letter counts ('Jack selects "M"'), and so
-does a plural ("Males"). An answer that says the class is unclear, ambiguous or either
+does a plural ("Males"); a class inside a condition ("When Tatum chooses to select male, ...") does
+not. An answer that says the class is unclear, ambiguous or either
 ("it's unclear ... referring to a female character") says none, and one that
 calls something a lie, false or wrong says no class (it may be taking its class
 back). A refusal ("I cannot determine gender from a name") is told apart from
@@ -77,6 +78,8 @@ _ECHO_RUN = re.compile(
     r"(?:\b(?:(?:or|and)\s+)?(?:a\s+)?(?:fe)?male\b[\s,]*)*"
     r"\b(?:male\s+or\s+female|female\s+or\s+male)\b(?:[\s,]+(?:(?:or|and)\s+)?(?:a\s+)?(?:fe)?male\b)*",
     re.IGNORECASE)
+# A condition and what follows it in its sentence ("When Tatum chooses to select male, ..."): no vote.
+_CONDITIONAL = re.compile(r"\b(?:if|when|whenever|whether|unless|suppose)\b[^.;!?\n]*", re.IGNORECASE)
 # The answer says the class cannot be told: whatever class words follow are no vote.
 _UNDECIDED = re.compile(
     r"\b(?:unclear|not\s+clear|ambiguous|uncertain|unknown|undetermined|(?:could|can|might|may)\s+be\s+(?:either|both)"
@@ -108,7 +111,7 @@ def read_gender(text: str | None) -> str | None:
     letter = _FORM_LETTER.search(answer)
     if letter:
         return "male" if letter.group(1) == "M" else "female"
-    said = _DANGLING.sub(" ", _ECHO.sub(" ", _ECHO_RUN.sub(" ", answer)).rstrip(" ,."))
+    said = _DANGLING.sub(" ", _ECHO.sub(" ", _CONDITIONAL.sub(" ", _ECHO_RUN.sub(" ", answer))).rstrip(" ,."))
     rest = _NEGATED.sub(" ", said)
     female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
     if female == male:
