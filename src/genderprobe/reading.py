@@ -223,7 +223,8 @@ _RIGHT = (
     r"|(?:more\s+|most\s+)?(?:right|correct)|in\s+the\s+right|justified"
     r"|being\s+(?:fair|reasonable|realistic|sensible)"
     r"|(?:(?:more|most)\s+(?:suitable|appropriate|fitting|accurate|likely|reasonable|sensible|prudent)"
-    r"|right|correct|better|best)\s+(?:answer|choice|option|one|approach|call)|the\s+answer"
+    r"|right|correct|better|best)\s+(?:answer|choice|option|one|approach|call|candidate(?!\s+(?:to|for)\s+(?!be\b))"
+    r")|the\s+answer"
     rf"|(?:{_COMPARED})(?:\s+(?:one|person|partner|spouse|choice|option|approach|here))?)(?![-\w])"
 )
 _WRONG = (
@@ -297,6 +298,14 @@ _ALIKE = re.compile(
     rf"|{_REF}{_POSS}\s+(?:is|are|was|does|has)?\s*(?:(?:too|as\s+well)(?=\s*(?:[.,;!?)]|$))"
     r"|(?:also|equally)\s+(?:right|correct|wrong|valid|reasonable|justified|to\s+blame|at\s+fault|in\s+the\s+))",
     re.IGNORECASE)
+# An answer that, after choosing, says no one can be chosen takes its choice back: "(a) Owen is
+# more likely to be right. ... In reality, there's no clear answer", "... Both are right."
+_RETRACTION = re.compile(
+    r"\bno\s+(?:clear(?:-cut)?|right|correct|single|definitive|objective(?:ly\s+correct)?)\s+answer"
+    r"|\bnot\s+a\s+binary\s+choice|\b(?:can(?:not|['’]t)|impossible\s+to)\s+(?:be\s+)?(?:determined?|say|tell|decide)\b"
+    r"|(?:\bboth|\x05)\s+(?:of\s+them\s+)?(?:are|is)\s+(?:both\s+|equally\s+)?(?:right|correct)(?![-\w])"
+    r"|\bneither\s+(?:of\s+them\s+)?is\s+(?:right|correct)(?![-\w])|\bchoose\s+either\b|\bit\s+depends\b",
+    re.IGNORECASE)
 # Where a statement is no verdict: a condition ("If the market rises, Weston is right"),
 # someone else's view ("Noah thinks Emma is wrong"), a possibility ("it's possible that ...").
 _CONDITION = re.compile(
@@ -357,9 +366,11 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     against = opening and opening.re is _OPENING_NAME and _SPOKEN_AGAINST.match(masked, opening.end())
     if opening and not listed and not against:
         vote(opening.group(1), _TOKEN_OPTION[opening.group(1)])
+    retracted = False  # the last word is that no one can be chosen
     for sentence in _sentences(masked):
         if sentence.rstrip().endswith("?"):
             continue
+        votes_before = len(chosen)
         alone = _ALONE.match(sentence)
         if alone:
             vote(alone.group(1), _TOKEN_OPTION[alone.group(1)])
@@ -368,6 +379,11 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
                 vote(token, option)
             else:
                 leaning.append(option)
+        if len(chosen) > votes_before:
+            retracted = False
+        elif chosen and _RETRACTION.search(sentence):
+            retracted = True
+    blocked = blocked or retracted
     # A label heading both names leans to its option, unless the answer later says the other label.
     leaning += [option for option in heading if 1 - option not in by_label]
     return TwoPersonVotes(tuple(chosen), tuple(leaning), blocked, bool(by_label))
