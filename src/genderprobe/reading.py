@@ -1,4 +1,5 @@
-"""What every answer reader shares: setting reasoning aside, and telling a refusal.
+"""What every answer reader shares: setting reasoning aside, telling a refusal, and
+reading a choice between two people (:func:`two_person_votes`, below).
 
 Reasoning models put their thinking before the answer, in ``<think>`` (or
 ``<thinking>``, ``<reasoning>``) blocks, or send it separately. Thinking often
