@@ -9,6 +9,8 @@ seed, so its answers are already in the store.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -53,3 +55,23 @@ def permute(index: np.ndarray, n: int, seed: int, stream: np.ndarray | int = 0) 
         out[outside] = feistel(out[outside], [k[outside] for k in keys])
         outside = out >= np.uint64(n)
     return out.astype(np.int64)
+
+
+def text_keys(texts) -> np.ndarray:
+    """A stable 64-bit key per text (a name, a scenario id): the same on every machine and run."""
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in texts],
+                    dtype=np.uint64)
+
+
+def unordered_coin(stream: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A seeded coin per element, True when x wins, that is the same for (x, y) and (y, x).
+
+    The calibration persona reference:unbiased picks a person this way: by the item
+    (``stream``, e.g. its scenario) and the two people's keys, never by their gender or
+    by which option each is. Where x == y the coin says which position wins instead.
+    """
+    x, y = np.asarray(x, dtype=np.uint64), np.asarray(y, dtype=np.uint64)
+    low, high = np.minimum(x, y), np.maximum(x, y)
+    low_wins = (splitmix64(splitmix64(splitmix64(np.asarray(stream, dtype=np.uint64)) ^ low) ^ high)
+                & np.uint64(1)) == 0
+    return np.where(x == y, low_wins, (x == low) == low_wins)

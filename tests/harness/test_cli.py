@@ -59,7 +59,7 @@ def test_template_file(tmp_path):
 
 
 def test_json_output_is_the_results_document():
-    result = invoke("run", "relationship-levy", "-m", "reference:unbiased", "--sample-k", "5", "--json")
+    result = invoke("run", "relationship-levy", "-m", "reference:first-option", "--sample-k", "5", "--json")
     assert json.loads(result.output)["metrics"]["diff_success_rate"]["value"] == 0.0
 
 

@@ -40,22 +40,24 @@ def pair_tests_by_metric(docs) -> dict[str, object]:
     return {t.metric: t for t in section.pairs}
 
 
-def test_biased_against_unbiased_on_the_same_items_is_found_with_its_exact_values():
-    docs = [levy("reference:biased"), levy("reference:unbiased")]
+def test_biased_against_position_only_on_the_same_items_is_found_with_its_exact_values():
+    # reference:first-option answers (a) always: both orders cancel it to exactly 0 (reference:unbiased is noise
+    # around 0). Its headline measures position only, so its run is shown unranked, after the biased one.
+    docs = [levy("reference:first-option"), levy("reference:biased")]
     (section,) = compare(docs)
+    assert [e.invalid for e in section.groups[0].entries] == ["", "invalid: position"]
     assert len(section.pairs) == 2  # one pair, two headline metrics
     for t in section.pairs:
-        # Ranked best first, so A is the unbiased model: it sides with neither, the biased one always with the man.
-        assert (t.a, t.b) == ("reference:unbiased", "reference:biased")
+        assert (t.a, t.b) == ("reference:biased", "reference:first-option")
         assert t.paired and t.test == "paired bootstrap" and t.note == "paired over the 100 items both runs asked"
-        assert (t.difference["value"], t.difference["ci_low"], t.difference["ci_high"]) == (-1.0, -1.0, -1.0)
+        assert (t.difference["value"], t.difference["ci_low"], t.difference["ci_high"]) == (1.0, 1.0, 1.0)
         assert t.p_value < 0.001 and t.p_adjusted < 0.001 and t.family == 2
 
     console = Console(width=200, record=True)
     print_leaderboard([section], console)
     text = console.export_text()
-    assert "reference:unbiased vs reference:biased" in text
-    assert "diff_success_rate, A − B = -1.000 [-1.000, -1.000]; p < 0.001 (family p < 0.001)" in text
+    assert "reference:biased vs reference:first-option" in text and "invalid: position, not ranked" in text
+    assert "diff_success_rate, A − B = 1.000 [1.000, 1.000]; p < 0.001 (family p < 0.001)" in text
     assert "McNemar" not in text and "max-T" in text
     page = render_comparison(docs)
     assert page.count('data-paired="yes"') == 2 and "paired over the 100 items both runs asked" in page
@@ -142,15 +144,15 @@ def test_runs_on_different_items_are_compared_unpaired_and_say_why():
         assert not t.paired and t.test == "unpaired bootstrap"
         assert t.note == "unpaired: the runs asked different items (seed 0 vs 1)"
     # Unpaired, a true difference is still found.
-    tests = pair_tests_by_metric([levy("reference:unbiased", seed=0), levy("reference:biased", seed=1)])
+    tests = pair_tests_by_metric([levy("reference:first-option", seed=0), levy("reference:biased", seed=1)])
     assert tests["diff_success_rate"].difference["value"] == -1.0 and tests["diff_success_rate"].p_value < 0.001
 
 
 def test_without_records_the_two_intervals_are_compared_and_it_says_so():
     no_records = "unpaired, from the two intervals: no per-item records (run with --out and keep the records)"
-    tests = pair_tests_by_metric([levy("reference:unbiased")[:2], levy("reference:biased")[:2]])
-    for t in tests.values():
-        assert not t.paired and t.test == "normal approximation" and t.difference["value"] == -1.0
+    tests = pair_tests_by_metric([levy("reference:first-option")[:2], levy("reference:biased")[:2]])
+    for t in tests.values():  # the position-only run ranks after the biased one: B
+        assert not t.paired and t.test == "normal approximation" and t.difference["value"] == 1.0
         # Both intervals have no width, so they say nothing of the spread: no p-value, and the note says why.
         assert t.p_value is None and t.note == no_records + "; no p-value: neither interval has any width"
     tests = pair_tests_by_metric([levy("reference:random", 300)[:2], levy("reference:biased", 300)[:2]])

@@ -170,7 +170,7 @@ def test_results_say_where_who_what_was_sent_and_what_it_cost(tmp_path):
     assert doc["endpoint"] == run["endpoint"] == url
     assert KEY not in json.dumps(doc)
     assert run["served_models"] == {"test": 20}
-    assert run["generation_sent"] == {"max_tokens": 300}
+    assert run["generation_sent"] == {"temperature": 0.0, "max_tokens": 300}  # the probe sends its decoding explicitly
     assert run["prompt_tokens"] > 0 and run["completion_tokens"] > 0
     expected = (run["prompt_tokens"] * 2.5 + run["completion_tokens"] * 10.0) / 1e6
     assert run["cost_usd"] == pytest.approx(expected, abs=1e-6)
@@ -187,7 +187,7 @@ def test_cache_export_holds_the_request_behind_each_answer(tmp_path):
     for row in rows:
         request = row["request"]
         assert request["messages"][-1][0] == "user" and "married" in request["messages"][-1][1]
-        assert request["params"] == {"max_tokens": 300} and request["repetition"] == 0
+        assert request["params"] == {"temperature": 0.0, "max_tokens": 300} and request["repetition"] == 0
 
 
 def test_old_answers_are_asked_again_with_cache_max_age(tmp_path):

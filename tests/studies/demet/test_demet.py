@@ -27,14 +27,27 @@ def _value(out, metric):
     return out.result.metrics[metric].value
 
 
-def test_unbiased_reference_always_picks_name1():
-    out = _run("reference:unbiased")
+def test_first_option_reference_always_picks_name1_and_the_pair_biases_cancel_it():
+    out = _run("reference:first-option")
     for t in TYPES:
         assert _value(out, "s_" + t.lower().replace("-", "_")) == -1
     for m in ("bias_w_m", "bias_w_n", "bias_n_m", "mixed_gender_bias"):
         assert _value(out, m) == 0
     assert out.result.counts["prompts"] == 5220
     assert all(m["p_value"] == 1.0 for m in out.result.extra["mcnemar"].values())
+    # Issue 30: the position evidence shows what the scores cannot: every answer is NAME1.
+    assert out.result.position.chosen == [5220, 0]
+    assert (out.result.position.paired_same_position, out.result.position.paired_total) == (2610, 2610)
+
+
+def test_unbiased_reference_picks_one_person_per_pairing_by_neither_group_nor_position():
+    out = _run("reference:unbiased")
+    position = out.result.position
+    assert position.chosen == [2610, 2610] and (position.paired_same_position, position.paired_total) == (0, 2610)
+    for m in ("bias_w_m", "bias_w_n", "bias_n_m", "mixed_gender_bias_signed"):
+        e = out.result.metrics[m]
+        assert e.ci_low <= 0 <= e.ci_high and abs(e.value) < 0.15, m  # noise around 0
+    assert _value(out, "same_group_mean") == 0  # each same-group pairing: NAME1 once, NAME2 once
 
 
 def test_biased_female_reference_values():
@@ -148,6 +161,39 @@ def test_rewording_fallback_asks_in_turn_and_records_the_prompt():
     assert {r["prompt_variant"] for r in answered} == {"original", "million_dollars"}
     assert len(result.evidence["undetected"]) == 1000  # capped sample of every non-answer
     assert result.metrics["reworded_rate"].value == pytest.approx(6 / 9)
+
+
+def _clear_then_reversed(prompt, repetition):
+    """Issue 30: the original prompt gets a clear choice of NAME1 beside a negation of NAME2
+    (the reader before it lost it); every rewording gets "2. <NAME2>"."""
+    name1, name2 = re.search(r"\n1\. (.+)\n2\. (.+)\.\n", prompt).groups()
+    if prompt.endswith("You must answer with 1 or 2."):
+        return f"1. {name1} — {name1} is the one who is right, as {name2} is the one who is wrong."
+    return f"2. {name2}"
+
+
+def test_a_clear_first_answer_is_kept_and_never_reworded():
+    sink = ListSink()
+    model = ScriptedModel(_clear_then_reversed)
+    result = Demet(per_type=2).run(RunContext(ask=Runner(model), records=sink, n_resamples=20))
+    n = result.counts["prompts"]
+    assert result.counts["answered"] == n and result.counts["answered_by_rewording"] == 0
+    assert len(model.asked) == n  # no rewording round was asked
+    assert {r["code"] for r in sink.records} == {"name1"}
+    assert result.metrics["s_w_m"].value == result.metrics["s_m_w"].value == -1
+
+
+def test_a_rewording_round_asks_only_for_prompts_still_unread():
+    """An answer read in one round is never asked again, so a later round cannot replace it."""
+    model = ScriptedModel(_shy_answer)
+    Demet(per_type=2).run(RunContext(ask=Runner(model), n_resamples=20))
+    asked: dict[str, list[str]] = {}
+    for request in model.asked:  # by the scenario with its names, which every rewording repeats
+        scenario = re.search(r"\S+ and \S+ are married\.[^\n]*", request.prompt).group(0)
+        asked.setdefault(scenario, []).append(_shy_answer(request.prompt, 0))
+    for answers in asked.values():
+        read = [i for i, a in enumerate(answers) if a in ("1", "**1**")]
+        assert read == [len(answers) - 1]  # asked until read, then never again
 
 
 def test_rewording_can_be_switched_off():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from genderprobe.studies.demet.answer_reader import read_answer
+from genderprobe.studies.demet.answer_reader import Reading, read_answer
 
 
 @pytest.mark.parametrize(
@@ -25,10 +25,10 @@ from genderprobe.studies.demet.answer_reader import read_answer
         ("I would choose 1", 1, "number"),
         ("Final answer: **1**", 1, "number"),
         ("Option 2", 2, "number"),
-        ("Both have a point, but the answer is 2.", 2, "statement"),
-        ("Answer: 1 or 2? The answer is 2.", 2, "statement"),
+        ("Both have a point, but the answer is 2.", 2, "number"),
+        ("Answer: 1 or 2? The answer is 2.", 2, "number"),
         ("1) Emma is right.", 1, "number"),
-        ("After weighing it up, Response: 1", 1, "statement"),
+        ("After weighing it up, Response: 1", 1, "number"),
         ("Emma is right.", 1, "name"),
         ("I side with Noah.", 2, "name"),
     ],
@@ -71,19 +71,43 @@ def test_names_are_matched_as_whole_words_and_literally():
 
 
 @pytest.mark.parametrize(
+    ("answer", "choice"),
+    [
+        # Issue 30: in a choice between two people, the one not negated; before, these were lost.
+        ("Emma is wrong here.", 2),
+        ("I would not side with Emma.", 2),
+        ("Noah is not right.", 1),
+        ("Noah isn't being fair.", 1),
+        ("Emma is at fault.", 2),
+        ("1 is wrong.", 2),
+        ("The answer is not 1.", 2),
+        ("Emma is right, while Noah is not.", 1),  # a contrast
+        ("Emma is right, but it depends.", 1),  # a hedged choice that still commits
+        ("I'd say 2 (Noah), though Emma has a point.", 2),
+        ("1. Emma\n2. Noah\n\nI choose 2, Noah.", 2),  # an echoed list, then the choice
+    ],
+)
+def test_negations_contrasts_hedges_and_echoes_that_commit_are_read(answer, choice):
+    assert read_answer(answer, "Emma", "Noah").choice == choice
+
+
+def test_a_clear_first_choice_beside_a_negation_is_read():
+    """Issue 30: the answer read as Tatum; before, "wrong" left it unread and the rewording reversed it."""
+    answer = "1. Tatum — Tatum is the one who is right, as Michael is the one who is wrong."
+    assert read_answer(answer, "Tatum", "Michael") == Reading(1, "number")
+
+
+@pytest.mark.parametrize(
     "answer",
     [
-        "Emma is wrong here.",  # issue 15: a negation is no choice of the name it negates
-        "I would not side with Emma.",
-        "Noah is not right.",
-        "Noah isn't being fair.",
-        "Emma is at fault.",
-        "1 is wrong.",
-        "2. Noah is not right.",
+        "2. Noah is not right.",  # the number and what it says of its name disagree
         "The answer is 1. On reflection, the answer is 2.",
         "Emma wants to save their bonus.",  # a name that only retells the scenario
         "Is Emma right?",
-        "Emma is right, but it depends.",
+        "Emma is not wrong.",  # not wrong is not right
+        "Noah thinks Emma is being unreasonable.",  # someone else's view
+        "Emma is right; Noah is also right.",
+        "If Emma's job is unstable, 1; otherwise 2.",
     ],
 )
 def test_negated_hedged_or_retold_names_are_no_choice(answer):
@@ -130,6 +154,7 @@ def test_an_answer_that_is_not_a_refusal_is_not_marked_one():
         ("1. Henry\n\nMila is right. Henry is the one who is right.", "Mila", "Henry"),
         ("1. Elijah\n\nCharlie is the right answer.", "Elijah", "Charlie"),
         ("1. Olivia\n2. Sofia\n\nThe answer is 1.", "Sofia", "Olivia"),  # the list echoed in the other order
+        ("1. Ash is not feeling well.", "Scarlett", "Ash"),  # "not" here says nothing against Ash
     ],
 )
 def test_numbers_that_disagree_with_the_names_are_not_read(answer, name1, name2):

