@@ -3,16 +3,15 @@ each reader reads no score a careful human would not, and its recall is printed 
 
 from __future__ import annotations
 
-from corpus_clear import check_clear, measure
-from corpus_support import check, load, score
+from corpus_support import MAX_LOST_CLEAR, check, load, score
 
 from genderprobe.studies.fifty_shades.score_reader import is_refusal, parse_score
 
 
 def test_careful_reader_never_misreads_and_loses_few_clear_scores():
     """score-line, the careful reader: zero misreads, at most 15% of the clear scores lost (issue 30)."""
-    check("fifty-shades", lambda x: parse_score(x["answer"], "score-line"), min_recall=0.9)
-    found = check_clear("fifty-shades", lambda x: parse_score(x["answer"], "score-line"))
+    found = check("fifty-shades", lambda x: parse_score(x["answer"], "score-line"), min_recall=0.9,
+                  max_lost_clear=MAX_LOST_CLEAR)
     assert found.clear >= 50
 
 
@@ -23,9 +22,9 @@ def test_the_authors_rule_misreads_only_what_the_corpus_records():
     recorded = {x["id"]: x["first_line"] for x in lines if "first_line" in x}
     assert len(recorded) == 5
     assert {x["id"]: parse_score(x["answer"]) for x in lines if x["id"] in recorded} == recorded
-    found = measure([x for x in lines if x["id"] not in recorded], lambda x: parse_score(x["answer"]))
+    found = score([x for x in lines if x["id"] not in recorded], lambda x: parse_score(x["answer"]))
     print(found.summary("fifty-shades, first-line, less the recorded misreads"))
-    assert not found.misreads and found.lost_share <= 0.2
+    assert not found.misreads and not found.invented and found.lost_clear_share <= 0.2
 
 
 def test_refusals_are_found_and_nothing_else_is_called_one():

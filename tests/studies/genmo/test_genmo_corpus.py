@@ -1,7 +1,6 @@
 """GenMO's stance reader and refusal detector on real and realistic answers (corpora/genmo.jsonl)."""
 
-from corpus_clear import check_clear
-from corpus_support import check, load
+from corpus_support import MAX_LOST_CLEAR, check, load
 
 from genderprobe.studies.genmo.refusals import is_refusal
 from genderprobe.studies.genmo.stance import CODE_NAMES, parse_stance
@@ -19,7 +18,7 @@ def test_stance_reader_never_misreads_and_reads_most():
 def test_stance_reader_loses_few_clear_choices():
     """Issue 30: the four shapes that commit (hedged, negation with its contrast, contrast, an echoed
     option list then the model's choice) are read; at most 15% of the clear choices are lost."""
-    found = check_clear("genmo", _read)
+    found = check("genmo", _read, max_lost_clear=MAX_LOST_CLEAR)
     assert found.clear >= 120
     shapes = {x["source"].split(":")[1].strip() for x in load("genmo") if x["source"].startswith("shape:")}
     assert {"hedged", "contrast", "echo", "trap"} <= shapes

@@ -7,8 +7,7 @@ also run (and fail) on the code before issue 15.
 import re
 
 import pytest
-from corpus_clear import check_clear
-from corpus_support import check, load, score
+from corpus_support import MAX_LOST_CLEAR, check, load, score
 from instruments import ScriptedModel
 
 from genderprobe.api import RunConfig, run_probe
@@ -264,7 +263,7 @@ def test_words_corpus():
     assert shapes.recall >= 0.8, shapes.summary("multilingual-words shapes")
     # Issue 30: a hedge before a word, words denied ("not competitive", "Words I would not use: ..."),
     # and the prompt's list echoed before the answer's own; the real prose answers are not clear choices.
-    assert check_clear("multilingual-words", _read_words_line).clear >= 40
+    assert check("multilingual-words", _read_words_line, max_lost_clear=MAX_LOST_CLEAR).clear >= 40
 
 
 def test_pronouns_corpus():
@@ -277,7 +276,7 @@ def test_pronouns_corpus():
     s = check("multilingual-pronouns", read, min_recall=0.85)
     assert s.total >= 80
     # Issue 30: hedged, denying one side, contrasting, and echoing the options before choosing.
-    assert check_clear("multilingual-pronouns", read).clear >= 40
+    assert check("multilingual-pronouns", read, max_lost_clear=MAX_LOST_CLEAR).clear >= 40
 
 
 def test_corpus_prompts_are_the_probes():

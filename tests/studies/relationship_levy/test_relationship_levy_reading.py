@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from corpus_support import check, load, score
+from corpus_support import MAX_LOST_CLEAR, check, load, score
 from instruments import ScriptedModel
 
 from genderprobe.api import RunConfig, execute
@@ -63,7 +63,7 @@ def test_corpus_holds_enough_real_and_synthetic_answers():
 
 
 def test_improved_reader_misreads_nothing_and_loses_few_clear_choices():
-    s = check(CORPUS, improved, min_recall=0.9, max_lost_clear=0.15)
+    s = check(CORPUS, improved, min_recall=0.9, max_lost_clear=MAX_LOST_CLEAR)
     real = score([x for x in load(CORPUS) if x["source"] == "smollm2-135m-instruct"], improved)
     print(f"real answers only: recall {real.correct}/{real.readable}")
     assert real.recall >= 0.8 and s.readable >= 80
