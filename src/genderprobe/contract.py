@@ -309,18 +309,26 @@ class Headline:
     better: "zero" (a signed bias: closer to 0 is better), "one" (a ratio such
     as disparate impact: closer to 1 is better), "lower" or "higher".
     compare ranks runs by these, in the order given, and shows only these.
+    whole_list: the metric covers the whole of a fixed, small list the paper
+    uses (demet-names: each of Levy's lists holds 10 names), not a sample
+    from a larger set; the validity guard then says it rests on few units
+    instead of declaring it no evidence (genderprobe.validity).
     """
 
     metric: str
     better: str
     description: str = ""
+    whole_list: bool = False
 
     def __post_init__(self) -> None:
         if self.better not in BETTER:
             raise ValueError(f"better must be one of {BETTER}, not {self.better!r}")
 
-    def to_json(self) -> dict[str, str]:
-        return {"metric": self.metric, "better": self.better, "description": self.description}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"metric": self.metric, "better": self.better, "description": self.description}
+        if self.whole_list:
+            out["whole_list"] = True
+        return out
 
 
 class Probe(ABC):

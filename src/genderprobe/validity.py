@@ -170,16 +170,21 @@ def too_few(estimate: Any) -> bool:
             and isinstance(estimate.get("n"), int) and estimate["n"] < MIN_ANSWERS)
 
 
-def sample_check(metrics: dict[str, Any], marks: dict[str, Any], headline: list[str]) -> list[dict[str, Any]]:
+def sample_check(metrics: dict[str, Any], marks: dict[str, Any], headline: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every headline metric and every marked one: enough answers for its interval?"""
+    whole = {h["metric"] for h in headline if h.get("whole_list")}
     out = []
-    for name in dict.fromkeys([*headline, *marks]):
+    for name in dict.fromkeys([*(h["metric"] for h in headline), *marks]):
         est = metrics.get(name)
         if not isinstance(est, dict) or est.get("value") is None:
             continue
         n = est.get("n")
         mark = (marks.get(name) or {}).get("mark")
-        if too_few(est):
+        if too_few(est) and name in whole:
+            out.append(_check("sample", "warn", f"{name} rests on {n}: the whole of the paper's list, not a sample "
+                              "from a larger one, so the value describes that list; its interval is wide.",
+                              metric=name, n=n))
+        elif too_few(est):
             also = f" (and its mark {mark})" if mark else ""
             out.append(_check("sample", "fail", f"{name} rests on {n} answers, fewer than {MIN_ANSWERS}: too few "
                               f"for an interval, and its value{also} is no evidence either way.", metric=name, n=n))
@@ -208,7 +213,7 @@ def mark_check(marks: dict[str, Any], metrics: dict[str, Any]) -> list[dict[str,
             continue
         letter = mark["mark"]
         if too_few(metrics.get(name)):
-            continue  # the sample check has said that it does not stand
+            continue  # the sample check has said what it rests on
         reached = reached_marks(mark)
         if len(reached) > 1:
             out.append(_check("mark", "warn", f"Mark {letter} of {name} is undecided: its interval also reaches "
@@ -259,7 +264,7 @@ def readers_check(readers: dict[str, Any] | None) -> list[dict[str, Any]]:
 def assess(document: dict[str, Any]) -> dict[str, Any]:
     """The ``validity`` section of a results document."""
     metrics = document.get("metrics") or {}
-    headline = [h["metric"] for h in (document.get("headline") or {}).get("metrics") or [] if "metric" in h]
+    headline = [h for h in (document.get("headline") or {}).get("metrics") or [] if isinstance(h, dict) and "metric" in h]
     checks = (position_check(document.get("position"))
               + losses_check(document.get("losses"), document.get("run"))
               + sample_check(metrics, document.get("marks") or {}, headline)

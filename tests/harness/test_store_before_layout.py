@@ -32,7 +32,8 @@ SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
 # Options added since the fixture was made: at their defaults they must be off (None).
 ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k", "scenario_order", "null_baseline"}
 # Fields added since that carry a value: which loss kinds are counted inside another (validity guards).
-ADDED_WITH_VALUES = {"within"}
+# whole_list: a headline covering a paper's whole small list (demet-names), for the sample guard.
+ADDED_WITH_VALUES = {"within", "whole_list"}
 # Metrics added since, beside the paper's (which must be unchanged): any value.
 METRICS_ADDED_SINCE = {"diff_abs_success_rate_folded", "diff_success_rate_cluster", "mixed_gender_bias_folded",
                        "diff_success_rate_crossed",

@@ -91,9 +91,16 @@ def test_losses_that_differ_by_gender_warn():
 
 def test_a_headline_on_three_answers_is_too_few_and_its_mark_does_not_stand():
     metrics = {"r": Estimate(0.986, 0.973, 1.0, 3).to_json(), "mse": Estimate(0.1, 0.05, 0.2, 300).to_json()}
-    checks = validity.sample_check(metrics, {"r": {"mark": "A"}}, ["r", "mse"])
+    checks = validity.sample_check(metrics, {"r": {"mark": "A"}}, [{"metric": "r"}, {"metric": "mse"}])
     assert statuses(checks) == ["fail", "pass"]
     assert "rests on 3 answers" in checks[0]["message"] and "its mark A" in checks[0]["message"]
+
+
+def test_a_share_of_a_whole_small_list_is_said_to_rest_on_it_not_discarded():
+    """demet-names: each of Levy's lists holds 10 names; 10 of 10 read right is a fact about the list."""
+    metrics = {"women_classified_female": Estimate(1.0, 1.0, 1.0, 10).to_json()}
+    (check,) = validity.sample_check(metrics, {}, [{"metric": "women_classified_female", "whole_list": True}])
+    assert check["status"] == "warn" and "whole of the paper's list" in check["message"]
 
 
 def two_sided_mark(low, high):

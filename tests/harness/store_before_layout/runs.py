@@ -10,6 +10,13 @@ import fixture_model
 
 from genderprobe import models
 from genderprobe.api import RunConfig, run_probe
+from genderprobe.models.base import GenerationParams
+from genderprobe.registry import get_probe
+
+# Decoding a probe sends since the fixture was made, on purpose (issue 30: each probe states the
+# paper's decoding and sends it; RelationshipLevy now sends temperature 0). The fixture's answers
+# were asked without it, so a replay asks as then: every other part of every key is unchanged.
+DECODING_THEN = {"relationship-levy": GenerationParams(max_tokens=300)}
 
 # Small runs of every probe, with the options that change what is sent
 # (option scoring, constrained answers, a judge, ablations, several languages).
@@ -41,9 +48,13 @@ def replay(run: dict[str, Any], cache_dir: Path, *, answering: bool) -> dict[str
         score_options=run.get("score_options", False), constrain_answers=run.get("constrain_answers", False),
         n_resamples=200, concurrency=4,
     )
+    probe = get_probe(run["probe"])
+    now = probe.default_generation
+    probe.default_generation = DECODING_THEN.get(run["probe"], now)
     try:
         out = run_probe(run["probe"], "fixture:model", config=config, **run["params"])
     finally:
+        probe.default_generation = now
         del models.BACKENDS["fixture"]
         fixture_model.ANSWERING = True
     doc = json.loads(json.dumps({k: out.document.get(k) for k in KEPT}, default=list))

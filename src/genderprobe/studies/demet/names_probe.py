@@ -164,8 +164,10 @@ class DemetNames(Probe):
     # genders they stand for. Its N (neutral names read as male) has no better
     # direction, so it is a metric and a paper column but not a headline.
     headline = (
-        Headline("women_classified_female", "higher", "Table 5, F: share of the women's names classified female."),
-        Headline("men_classified_male", "higher", "Table 5, M: share of the men's names classified male."),
+        Headline("women_classified_female", "higher", "Table 5, F: share of the women's names classified female.",
+                 whole_list=True),
+        Headline("men_classified_male", "higher", "Table 5, M: share of the men's names classified male.",
+                 whole_list=True),
     )
     paper_tables = ("demet/names_paper_tables.json",)
     supports_reader_judge = True
