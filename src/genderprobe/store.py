@@ -144,14 +144,35 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # The runner reads here and writes through a connection of its own
             # (genderprobe.store_writer), from a worker thread.
-            self._db = self.connect()
-            self._prepare()
+            self._open_and_prepare()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
             raise _db_error(self.path, exc) from None
         except OSError as exc:
             self._close_quietly()
             raise UserError(f"Cannot open the response store {self.path}: {exc.strerror or exc}.") from None
+
+    def _open_and_prepare(self) -> None:
+        """Connect and create or upgrade the tables, trying again while another process holds the file.
+
+        Two runs opening a new store at once meet where SQLite's own wait does not
+        apply: switching the file to WAL, or a read turning into a write while the
+        other writes, is refused at once (SQLite avoids a deadlock that way) rather
+        than after ``timeout``. Such a refusal is waited out here, up to ``timeout``.
+        """
+        deadline = time.monotonic() + self.timeout
+        pause = 0.02
+        while True:
+            try:
+                self._db = self.connect()
+                self._prepare()
+                return
+            except sqlite3.DatabaseError as exc:
+                self._close_quietly()
+                if not is_locked(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     def connect(self) -> sqlite3.Connection:
         """A connection in autocommit mode, WAL, that waits ``timeout`` seconds for another process's lock."""
@@ -180,8 +201,10 @@ class Store:
         if row is not None and _version(row[0]) == 1:
             self._upgrade_from_1()
         if not _STORE_TABLES <= tables or row is None:
-            self.db.executescript(_SCHEMA)
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # One transaction: another process opening the store meanwhile sees no tables or all of
+            # them with their version, never the tables without the version (an "unknown schema").
+            self.db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}INSERT OR IGNORE INTO meta VALUES "
+                                  f"('schema_version', '{SCHEMA_VERSION}');COMMIT;")
 
     def _upgrade_from_1(self) -> None:
         with self.db:

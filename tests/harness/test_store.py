@@ -202,3 +202,36 @@ def test_a_sound_store_is_opened_as_before(tmp_path):
     requests = _filled_store(path, n=3)
     with Store(path) as store:
         assert len(store.get_many([request_key("m", r) for r in requests])) == 3
+
+
+def _open_new_store(path: str, start: float) -> str:
+    """Open the store at ``path`` once ``start`` (a wall-clock time) has come: what went wrong, or ""."""
+    import time as _time
+
+    from genderprobe.errors import UserError as _UserError
+
+    _time.sleep(max(0.0, start - _time.time()))
+    try:
+        Store(path, timeout=10).close()
+    except _UserError as exc:
+        return str(exc)
+    return ""
+
+
+def test_runs_opening_a_new_store_at_the_same_moment_all_open_it(tmp_path):
+    """Two runs started together on a fresh store raced: one saw the tables without their schema
+    version ("unknown schema version") or was refused at once while the other switched it to WAL."""
+    import concurrent.futures
+    import multiprocessing
+    import time as _time
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(6, mp_context=context) as pool:
+        list(pool.map(abs, range(6)))  # the workers are up before the race starts
+        for trial in range(24):
+            path = str(tmp_path / f"store{trial}.sqlite3")
+            start = _time.time() + 0.12
+            # Staggered by a millisecond or two: a later run meets an earlier one halfway through.
+            starts = [start + i * 0.0007 * (trial % 5) for i in range(6)]
+            said = list(pool.map(_open_new_store, [path] * 6, starts))
+            assert said == [""] * 6, said
