@@ -18,7 +18,7 @@ from genderprobe.breakdown_tests import breakdown_tests
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext, count_in_range
 from genderprobe.disk import is_full, out_disk_error
 from genderprobe.dry_run import DryRun, counted_document, dry_run_document
-from genderprobe.equivalence import check_margin, equivalence
+from genderprobe.equivalence import check_margin, equivalence, withhold_claims
 from genderprobe.errors import UserError
 from genderprobe.executors import open_model
 from genderprobe.losses import unread_warnings
@@ -419,6 +419,8 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
     document["warnings"] += list(result.extra.get("warnings") or [])  # the probe's own (a sample missing topics)
     # What limits these numbers: position, losses, sample, marks, readers (genderprobe.validity).
     document["validity"] = assess(document)
+    withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
+                                                          if c["status"] == "fail"}))
     out = RunOutput(result=result, document=document)
     if isinstance(sink, ListSink):
         out.records = sink.records

@@ -94,6 +94,16 @@ def _mark_claim(found: dict[str, Any], mark: Any) -> str | None:
     return None
 
 
+def withhold_claims(entry: dict[str, Any] | None, failed: list[str]) -> None:
+    """No mark A is claimed from a run whose validity checks failed: a position-only model is 'within
+    the margin' because its design cancels the position, not because it is fair (genderprobe.validity)."""
+    if not entry or not failed:
+        return
+    for t in (entry.get("metrics") or {}).values():
+        if t.pop("mark", None):
+            t["withheld"] = f"mark A not claimed: the run failed its validity checks ({', '.join(failed)})"
+
+
 def lines(entry: Mapping[str, Any] | None) -> list[str]:
     """What the terminal and the report print of a results document's ``equivalence``."""
     if not entry:
@@ -106,7 +116,7 @@ def lines(entry: Mapping[str, Any] | None) -> list[str]:
         lo90, hi90 = t["interval_90"]
         text = (f"Equivalence of {metric} {span}: {verdict} (TOST p = {t['p_value']:.3g}; "
                 f"90% interval [{lo90:.3f}, {hi90:.3f}])")
-        if t.get("mark"):
-            text += f"; {t['mark']}"
+        if t.get("mark") or t.get("withheld"):
+            text += f"; {t.get('mark') or t['withheld']}"
         out.append(text + ".")
     return out
