@@ -129,13 +129,14 @@ def vllm_available() -> None:
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="class")
 def vllm_model(model_dir, vllm_available):
     """One vLLM engine for every probe: starting one costs a minute or more on two cores."""
     from genderprobe.models import ModelOptions, get_model
 
     # Eager mode: vLLM's graph compilation takes minutes on two cores and buys nothing for a few prompts.
-    model = get_model(f"vllm:{model_dir}?enforce_eager=true", ModelOptions())
+    # float32, as hf: loads it: on a CPU without bfloat16 instructions vLLM's bfloat16 is several times slower.
+    model = get_model(f"vllm:{model_dir}?enforce_eager=true&dtype=float32", ModelOptions())
     yield model
     model.close()
 
@@ -171,18 +172,33 @@ def run_in_process(probe_name: str, kwargs: dict, model) -> tuple[object, list[d
     return probe.run(context), sink.records
 
 
-@pytest.mark.parametrize("probe", PROBES)
-def test_every_probe_runs_on_the_real_model_through_vllm(probe, vllm_model, inputs):
-    kwargs = probe_kwargs(inputs)[probe]
-    if probe == "demet":  # the rewording rounds run on the server path; here they would only add a minute
-        kwargs["rewording"] = False
-    result, records = run_in_process(probe, kwargs, vllm_model)
-    answers = [r["answer"] for r in records if "answer" in r]
-    assert answers and sum(bool(a and a.strip()) for a in answers) >= len(answers) * 0.8
-    assert result.metrics and result.counts.get("errors", 0) == 0
+# The engine and the server each live for their class only: an idle vLLM engine's
+# worker keeps polling for work, which took half a core from the other on two cores.
+class TestThroughTheVllmEngine:
+    @pytest.mark.parametrize("probe", PROBES)
+    def test_every_probe_runs_on_the_real_model_through_vllm(self, probe, vllm_model, inputs):
+        kwargs = probe_kwargs(inputs)[probe]
+        if probe == "demet":  # the rewording rounds run on the server path; here they would only add a minute
+            kwargs["rewording"] = False
+        result, records = run_in_process(probe, kwargs, vllm_model)
+        answers = [r["answer"] for r in records if "answer" in r]
+        assert answers and sum(bool(a and a.strip()) for a in answers) >= len(answers) * 0.8
+        assert result.metrics and result.counts.get("errors", 0) == 0
+
+    def test_constrained_answers_on_the_real_model_through_vllm(self, vllm_model, inputs):
+        from genderprobe.contract import ListSink, RunContext
+        from genderprobe.registry import get_probe
+        from genderprobe.runner import Runner
+
+        probe = get_probe("relationship-levy")(sample_k=4)
+        sink = ListSink()
+        ctx = RunContext(ask=Runner(vllm_model), generation=probe.default_generation.replace(max_tokens=8),
+                         records=sink, n_resamples=50, constrain_answers=True)
+        result = probe.run(ctx)
+        assert {r["answer"] for r in sink.records} <= {"(a)", "(b)"} and result.counts["undetected"] == 0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="class")
 def server(model_dir, vllm_available):
     from genderprobe.testing.vllm_server import VllmServer
 
@@ -190,54 +206,40 @@ def server(model_dir, vllm_available):
         yield s
 
 
-@pytest.mark.parametrize("probe", PROBES)
-def test_every_probe_runs_on_the_real_model_through_a_real_openai_compatible_server(
-        probe, server, inputs, tmp_path, monkeypatch):
-    from genderprobe.testing.vllm_server import SERVED_NAME
+class TestThroughARealOpenAICompatibleServer:
+    @pytest.mark.parametrize("probe", PROBES)
+    def test_every_probe_runs_on_the_real_model_through_a_real_openai_compatible_server(
+            self, probe, server, inputs, tmp_path, monkeypatch):
+        from genderprobe.testing.vllm_server import SERVED_NAME
 
-    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
-    doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"openai:{SERVED_NAME}",
-                  ["--base-url", server.base_url])
-    check_run(doc, tmp_path)
+        monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+        doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"openai:{SERVED_NAME}",
+                      ["--base-url", server.base_url])
+        check_run(doc, tmp_path)
 
+    def test_constrained_answers_on_a_real_openai_compatible_server(self, server, tmp_path, monkeypatch):
+        """vLLM's server honours the choice constraint: every answer is one of the options."""
+        from genderprobe.testing.vllm_server import SERVED_NAME
 
-def test_constrained_answers_on_a_real_openai_compatible_server(server, tmp_path, monkeypatch):
-    """vLLM's server honours the choice constraint: every answer is one of the options."""
-    from genderprobe.testing.vllm_server import SERVED_NAME
+        monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+        doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
+                      ["--base-url", server.base_url, "--constrain-answers"])
+        check_run(doc, tmp_path)
+        answers = [json.loads(line)["answer"] for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+        assert set(answers) <= {"(a)", "(b)"} and doc["counts"]["undetected"] == 0
 
-    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
-    doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
-                  ["--base-url", server.base_url, "--constrain-answers"])
-    check_run(doc, tmp_path)
-    answers = [json.loads(line)["answer"] for line in (tmp_path / "records.jsonl").read_text().splitlines()]
-    assert set(answers) <= {"(a)", "(b)"} and doc["counts"]["undetected"] == 0
+    def test_a_real_judge_reads_what_the_rules_cannot_on_a_real_openai_compatible_server(self, server, tmp_path, monkeypatch):
+        """SmolLM2 judges its own RelationshipLevy answers: the tallies add up and raw answers stay in the records."""
+        from genderprobe.testing.vllm_server import SERVED_NAME
 
-
-def test_constrained_answers_on_the_real_model_through_vllm(vllm_model, inputs):
-    from genderprobe.contract import ListSink, RunContext
-    from genderprobe.registry import get_probe
-    from genderprobe.runner import Runner
-
-    probe = get_probe("relationship-levy")(sample_k=4)
-    sink = ListSink()
-    ctx = RunContext(ask=Runner(vllm_model), generation=probe.default_generation.replace(max_tokens=8),
-                     records=sink, n_resamples=50, constrain_answers=True)
-    result = probe.run(ctx)
-    assert {r["answer"] for r in sink.records} <= {"(a)", "(b)"} and result.counts["undetected"] == 0
-
-
-def test_a_real_judge_reads_what_the_rules_cannot_on_a_real_openai_compatible_server(server, tmp_path, monkeypatch):
-    """SmolLM2 judges its own RelationshipLevy answers: the tallies add up and raw answers stay in the records."""
-    from genderprobe.testing.vllm_server import SERVED_NAME
-
-    monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
-    doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
-                  ["--base-url", server.base_url, "--reader-judge", f"openai:{SERVED_NAME}",
-                   "--reader-judge-sample", "2"])
-    check_run(doc, tmp_path)
-    judged = doc["extra"]["reader_judge"]
-    assert judged["unread_sent"] == judged["unread_read"] + judged["unread_declined"] + judged["judge_errors"]
-    assert judged["checked"] <= 2 and doc["run"]["reader_judge"]["requests"] > 0
-    records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
-    assert sum("reader_judge" in r for r in records) == judged["unread_sent"]
-    assert all(r["answer"] not in ("(a)", "(b)") for r in records if "reader_judge" in r)
+        monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+        doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
+                      ["--base-url", server.base_url, "--reader-judge", f"openai:{SERVED_NAME}",
+                       "--reader-judge-sample", "2"])
+        check_run(doc, tmp_path)
+        judged = doc["extra"]["reader_judge"]
+        assert judged["unread_sent"] == judged["unread_read"] + judged["unread_declined"] + judged["judge_errors"]
+        assert judged["checked"] <= 2 and doc["run"]["reader_judge"]["requests"] > 0
+        records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+        assert sum("reader_judge" in r for r in records) == judged["unread_sent"]
+        assert all(r["answer"] not in ("(a)", "(b)") for r in records if "reader_judge" in r)

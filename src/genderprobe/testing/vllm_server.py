@@ -18,7 +18,15 @@ import time
 import urllib.request
 from pathlib import Path
 
+from genderprobe.models.vllm_engine import cpu_cores_for_model
+
 SERVED_NAME = "smollm2"
+
+
+def _on_cpu() -> bool:
+    from vllm.platforms import current_platform
+
+    return current_platform.is_cpu()
 
 
 def free_port() -> int:
@@ -31,9 +39,12 @@ class VllmServer:
     """``with VllmServer(folder) as server: server.base_url`` (``http://127.0.0.1:PORT/v1``)."""
 
     def __init__(self, model_dir: Path, *, startup_timeout: float = 420.0, max_model_len: int = 2048,
-                 enforce_eager: bool = False):
+                 enforce_eager: bool = False, dtype: str = "float32"):
         self.model_dir = Path(model_dir)
         self.enforce_eager = enforce_eager
+        # float32, as hf: loads it: the same answers as hf:, and on a CPU without
+        # bfloat16 instructions (this project's CI) 3.5 times as fast as vLLM's bfloat16 default.
+        self.dtype = dtype
         self.startup_timeout = startup_timeout
         self.max_model_len = max_model_len
         self.port = free_port()
@@ -48,13 +59,14 @@ class VllmServer:
         return Path(self._log.name).read_text(errors="replace")[-chars:]
 
     def start(self) -> VllmServer:
-        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
         cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model_dir),
                "--host", "127.0.0.1", "--port", str(self.port), "--served-model-name", SERVED_NAME,
-               "--max-model-len", str(self.max_model_len), "--disable-log-stats",
+               "--max-model-len", str(self.max_model_len), "--disable-log-stats", "--dtype", self.dtype,
                *(["--enforce-eager"] if self.enforce_eager else [])]
-        self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                        start_new_session=True)
+        with cpu_cores_for_model(_on_cpu()):  # as vllm: starts its engine: on two cores, both for the model
+            env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
+            self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
