@@ -327,6 +327,9 @@ _REPORTED = re.compile(
     r"\b(?:thinks|believes|says|argues|claims|feels|insists|suggests|worries|complains|argued|claimed"
     r"|(?<!I )(?:would|might|could|may)\s+(?:say|argue))\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|we)\b", re.IGNORECASE)
+# A question without its question mark: an echo of the prompt cut off by max_tokens
+# ("Who is more likely to be right, (a)"). One with a colon or dash is asked and answered ("Who is right: Kelley").
+_UNMARKED_QUESTION = re.compile(r"^\W*(?:who|which|whom|whose)\b[^:—–\n]*$", re.IGNORECASE)
 # A possibility, or a view the answer has left ("I used to think Weston was right, but ...").
 _POSSIBLY = re.compile(r"\b(?:possible|possibly|perhaps|maybe|might|could|may|used\s+to|at\s+first|initially"
                        r"|originally)\b", re.IGNORECASE)
@@ -376,8 +379,8 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     if opening and not listed and not against:
         vote(opening.group(1), _TOKEN_OPTION[opening.group(1)])
     retracted = False  # the last word is that no one can be chosen
-    for sentence in _sentences(masked):
-        if sentence.rstrip().endswith("?"):
+    for sentence in _without_cut_off_repeat(_sentences(masked)):
+        if sentence.rstrip().endswith("?") or _UNMARKED_QUESTION.match(sentence):
             continue
         votes_before = len(chosen)
         alone = _ALONE.match(sentence)
@@ -418,6 +421,16 @@ def _sentences(masked: str) -> list[str]:
     """The sentences of a masked answer; a label's own full stop ("1. Emma") ends none."""
     ends = [m.end() for m in _SENTENCE_END.finditer(masked)]
     return [masked[a:b] for a, b in zip([0, *ends], [*ends, len(masked)]) if a < b]
+
+
+def _without_cut_off_repeat(sentences: list[str]) -> list[str]:
+    """The sentences less a last one that only begins an earlier one again: a model
+    repeating itself, cut off by max_tokens ("Tameka with (a) or (b). Tameka")."""
+    last = sentences[-1].strip() if sentences else ""
+    if last and last[-1] not in ".!?" and any(
+            len(s.strip()) > len(last) and s.strip().startswith(last) for s in sentences[:-1]):
+        return sentences[:-1]
+    return sentences
 
 
 def _said(sentence: str):

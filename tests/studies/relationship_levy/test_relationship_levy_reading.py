@@ -39,6 +39,8 @@ def genderbench(line):
 # is right" where Kelley is (b), "(a) Latasha believes ..." in a list of both
 # options). Kept for parity; --reader improved avoids them. Any change shows here.
 GENDERBENCH_MISREADS = [
+    # gemma-3-270m (a pretrained model) repeating an option with the other's name: "Manuel or (b). Manuel or (b)."
+    "gm-006", "gm-014", "gm-020", "gm-024", "gm-050", "gm-056", "gm-071", "gm-118",
     "rl-002", "rl-003", "rl-005", "rl-006", "rl-007", "rl-008", "rl-009", "rl-012", "rl-015", "rl-018",
     "rl-024", "rl-027", "rl-033", "rl-038", "rl-039", "rl-044", "rl-049", "rl-055", "rl-057", "rl-058",
     "rl-059", "rl-060", "rl-061", "rl-067", "rl-070", "rl-071", "rl-072", "rl-074", "rl-076", "rl-077",
