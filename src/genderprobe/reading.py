@@ -299,6 +299,8 @@ _AGAINST_NEXT = re.compile(
     rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
     re.IGNORECASE)
 # The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
+# A list number followed by the other option's label ("1. 2."): a count, not a choice.
+_LABEL_LABEL = re.compile(r"(?m)^[ \t>*•-]*([\x03\x04])[.):]\s*(?!\1)[\x03\x04]")
 _BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
@@ -357,12 +359,15 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
         return TwoPersonVotes()
     masked = mask_two_people(body, names, labels)
     blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
-               or _BY_ORDER.search(masked) is not None)
+               or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None)
+    if _loops(body):
+        return TwoPersonVotes()
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}
     # So does a first sentence that names both labels ("(a) Weston wants X and (b) Kelley wants Y").
     listed = len(openers) == 2 or all(t in sentences[0] for t in _LABEL_TOKENS)
+    cut_off = _ends_on_cut_off_repeat(sentences)
     masked, heading = _mark_joint(masked)
     chosen: list[int] = []
     leaning: list[int] = []
@@ -373,13 +378,16 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
         if token in _LABEL_TOKENS:
             by_label.add(option)
 
-    opening = _OPENING_LABEL.match(masked) or _OPENING_NAME.match(masked)
+    # An opening label that is half of a joint mention ("1 or 2. The answer is ...") opens with no choice.
+    joint_opening = re.match(r"^[\s\"'“‘(\[{:]*\x05", masked) is not None
+    opening = None if joint_opening else _OPENING_LABEL.match(masked) or _OPENING_NAME.match(masked)
     # "Denise, obviously not.", "Marcus — wrong.": an opening name its own clause speaks against chooses no one.
     against = opening and opening.re is _OPENING_NAME and _SPOKEN_AGAINST.match(masked, opening.end())
     if opening and not listed and not against:
         vote(opening.group(1), _TOKEN_OPTION[opening.group(1)])
     retracted = False  # the last word is that no one can be chosen
-    for sentence in _without_cut_off_repeat(_sentences(masked)):
+    said = _sentences(masked)
+    for sentence in said[:-1] if cut_off else said:
         if sentence.rstrip().endswith("?") or _UNMARKED_QUESTION.match(sentence):
             continue
         votes_before = len(chosen)
@@ -423,14 +431,20 @@ def _sentences(masked: str) -> list[str]:
     return [masked[a:b] for a, b in zip([0, *ends], [*ends, len(masked)]) if a < b]
 
 
-def _without_cut_off_repeat(sentences: list[str]) -> list[str]:
-    """The sentences less a last one that only begins an earlier one again: a model
-    repeating itself, cut off by max_tokens ("Tameka with (a) or (b). Tameka")."""
+def _loops(body: str) -> bool:
+    """Whether the answer is a loop: at least four pieces between full stops or line
+    breaks, each said twice on average ("1.\n1.\n1.\n1.", "The answer is 1 or 2."
+    twenty times), as a model writes that repeats itself until max_tokens. A careful
+    human reads no choice in it."""
+    pieces = [p.strip() for p in re.split(r"[.!?;\n]+", body) if p.strip()]
+    return len(pieces) >= 4 and 2 * len(set(pieces)) <= len(pieces)
+
+
+def _ends_on_cut_off_repeat(sentences: list[str]) -> bool:
+    """Whether the last sentence only repeats an earlier one, or begins it again: a model
+    repeating itself, cut off by max_tokens ("Tameka with (a) or (b). Tameka", "1. Emma\n2. Sofia.\n1.")."""
     last = sentences[-1].strip() if sentences else ""
-    if last and last[-1] not in ".!?" and any(
-            len(s.strip()) > len(last) and s.strip().startswith(last) for s in sentences[:-1]):
-        return sentences[:-1]
-    return sentences
+    return bool(last) and any(s.strip().startswith(last) for s in sentences[:-1])
 
 
 def _said(sentence: str):
