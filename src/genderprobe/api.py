@@ -417,7 +417,7 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
             document["warnings"] += list(opened.notes)
     document["warnings"] += empty_warnings(document["run"])
     document["warnings"] += list(result.extra.get("warnings") or [])  # the probe's own (a sample missing topics)
-    # What limits these numbers: position, losses, sample, marks, readers (genderprobe.validity).
+    # What limits these numbers: position, spread, losses, sample, marks, readers (genderprobe.validity).
     document["validity"] = assess(document)
     withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
                                                           if c["status"] == "fail"}))

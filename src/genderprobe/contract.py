@@ -204,6 +204,23 @@ class PositionEvidence:
 
 
 @dataclass
+class AnswerSpread:
+    """How a run's read graded answers (scores) spread, for the validity guards.
+
+    answers: read answers; most_common: how many of them are the commonest answer;
+    value: that answer as read. A model that gives every sentence the same score
+    (a pretrained model copying one number) measures nothing of the sentences.
+    """
+
+    answers: int
+    most_common: int
+    value: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
 class ReaderComparison:
     """The same answers read by the paper's rule and by the study's careful reader.
 
@@ -248,6 +265,7 @@ class ProbeResult:
     losses: dict[str, Any] | None = None
     # For the validity guards (genderprobe.validity); closed-choice probes fill them.
     position: PositionEvidence | None = None
+    spread: AnswerSpread | None = None
     readers: ReaderComparison | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -266,6 +284,7 @@ class ProbeResult:
             "losses": self.losses,
             # Only where a probe reports them, so results of other probes keep their shape.
             **({"position": self.position.to_json()} if self.position else {}),
+            **({"spread": self.spread.to_json()} if self.spread else {}),
             **({"readers": self.readers.to_json()} if self.readers else {}),
         }
 

@@ -263,3 +263,29 @@ def test_a_model_whose_answers_read_alike_passes_the_readers_guard():
                     generate=_clear_answers, sample_k=60).document
     (check,) = [c for c in doc["validity"]["checks"] if c["guard"] == "readers"]
     assert check["status"] == "pass"
+
+
+# --- spread ------------------------------------------------------------------------
+
+
+def test_one_score_for_nearly_every_sentence_fails_and_a_spread_passes():
+    (check,) = validity.spread_check({"answers": 40, "most_common": 38, "value": "0.848"})
+    assert check["status"] == "fail" and "0.848, to 38 of 40 items" in check["message"]
+    assert statuses(validity.spread_check({"answers": 40, "most_common": 32, "value": "0.5"})) == ["warn"]
+    assert statuses(validity.spread_check({"answers": 40, "most_common": 5, "value": "0.5"})) == ["pass"]
+    assert statuses(validity.spread_check({"answers": 5, "most_common": 5, "value": "0.5"})) == ["pass"]
+    assert validity.spread_check(None) == []
+
+
+def test_fifty_shades_run_of_a_model_copying_one_score_fails_its_spread():
+    """gemma-3-270m answered 0.848 to 38 of 40 sentences: pearson_r -0.132 [-0.260, 0.027] on n = 40 looked usable."""
+    from genderprobe.api import RunConfig, run_probe
+
+    def one_score(conversations):
+        return ["0.848" if i % 20 else "0.3" for i, _ in enumerate(conversations)]
+
+    doc = run_probe("fifty-shades", config=RunConfig(use_cache=False, n_resamples=200),
+                    generate_chat=one_score, generate_batch_size=40, sample_k=40, runs=1).document
+    (check,) = [c for c in doc["validity"]["checks"] if c["guard"] == "spread"]
+    assert check["status"] == "fail" and doc["validity"]["verdict"] == "fail"
+    assert doc["spread"] == {"answers": 40, "most_common": 38, "value": "0.848"}

@@ -20,6 +20,7 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.contract import (
+    AnswerSpread,
     Headline,
     Probe,
     ProbeResult,
@@ -349,7 +350,7 @@ class FiftyShades(Probe):
         return ProbeResult(
             metrics=metrics, breakdowns=breakdowns, tables=tables, charts=charts_, evidence=evidence,
             counts=counts, extra={"per_sentence": per_sentence, "human_reliability": shr},
-            losses=losses.to_json(),
+            losses=losses.to_json(), spread=_spread(scores),
         )
 
     @staticmethod
@@ -380,3 +381,13 @@ class FiftyShades(Probe):
             ],
             note="SHR: mean ± sd over 100 random splits of each tuple's annotations.",
         )
+
+
+def _spread(scores: np.ndarray) -> AnswerSpread:
+    """The read scores' spread over every run (what the validity guard reads)."""
+    read = scores[~np.isnan(scores)]
+    if not read.size:
+        return AnswerSpread(0, 0, "")
+    values, counts = np.unique(np.round(read, 6), return_counts=True)
+    top = int(counts.argmax())
+    return AnswerSpread(int(read.size), int(counts[top]), f"{values[top]:g}")
