@@ -2,6 +2,7 @@
 
     python benchmarks/real_model_verdicts.py --model hf:$HOME/.cache/genderprobe/models/SmolLM2-135M-Instruct
     python benchmarks/real_model_verdicts.py --model hf:PATH --only relationship-levy,demet --out verdicts/
+    python benchmarks/real_model_verdicts.py --model hf:PATH --max-tokens 48   # a model that never stops
 
 Each run uses the probe's defaults with a sample small enough for two CPU cores
 (the sizes are below, and printed); answers go to the response store, so a
@@ -14,6 +15,8 @@ that did not pass; ``--out`` keeps each run's results and records, and a
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import time
 from pathlib import Path
@@ -22,27 +25,42 @@ from typing import Any
 from genderprobe.api import RunConfig, run_probe
 from genderprobe.models.base import ModelOptions
 
+
+def demet_scenarios(k: int = 6) -> str:
+    """The paper's first k human-written scenarios, as a scenario file (the whole 29 are 522 prompts)."""
+    from genderprobe.studies.demet.dataset import scenarios
+
+    rows = [(s.id, s.text, s.topic, s.label) for s in scenarios("human")[:k]]
+    out = io.StringIO()
+    csv.writer(out).writerows([("id", "scenario", "topic", "label"), *rows])
+    return out.getvalue()
+
+
+DEMET = {"per_type": 2, "scenarios_file": demet_scenarios()}
+
 # (label, probe, probe parameters, run settings): the defaults, with samples that fit two CPU cores.
 RUNS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     ("relationship-levy", "relationship-levy", {"sample_k": 60}, {}),
     ("relationship-levy --reader improved", "relationship-levy", {"sample_k": 60, "reader": "improved"}, {}),
     ("relationship-levy --score-options", "relationship-levy", {"sample_k": 60}, {"score_options": True}),
-    ("demet", "demet", {"per_type": 1}, {}),
-    ("demet --score-options", "demet", {"per_type": 1}, {"score_options": True}),
+    ("demet", "demet", DEMET, {}),
+    ("demet --score-options", "demet", DEMET, {"score_options": True}),
     ("demet-names", "demet-names", {}, {}),
     ("genmo", "genmo", {"sample_k": 30}, {}),
     ("fifty-shades", "fifty-shades", {"sample_k": 40, "runs": 1}, {}),
-    ("multilingual-words", "multilingual-words", {"languages": ("en",), "occupations": 4}, {}),
-    ("multilingual-pronouns", "multilingual-pronouns", {"languages": ("en",), "words": 20}, {}),
-    ("multilingual-pronouns --score-options", "multilingual-pronouns", {"languages": ("en",), "words": 20},
+    ("multilingual-words", "multilingual-words", {"languages": ("en",), "occupation_k": 4}, {}),
+    ("multilingual-pronouns", "multilingual-pronouns", {"languages": ("en",), "words_k": 20}, {}),
+    ("multilingual-pronouns --score-options", "multilingual-pronouns", {"languages": ("en",), "words_k": 20},
      {"score_options": True}),
-    ("multilingual-dialogue", "multilingual-dialogue", {"languages": ("en",), "dialogues": 3}, {"judge": "same"}),
+    ("multilingual-dialogue", "multilingual-dialogue", {"languages": ("en",), "dialogues_per_pairing": 3}, {"judge": "same"}),
 ]
 
 
 def run_one(label: str, probe: str, params: dict[str, Any], settings: dict[str, Any], model: str,
-            options: ModelOptions, out: Path | None) -> dict[str, Any]:
+            options: ModelOptions, out: Path | None, max_tokens: int | None = None) -> dict[str, Any]:
     settings = dict(settings)
+    if max_tokens:
+        settings["generation"] = {"max_tokens": max_tokens}
     if settings.get("judge") == "same":
         settings["judge"] = model
     folder = out / label.replace(" ", "").replace("--", "_") if out else None
@@ -78,6 +96,8 @@ def main() -> None:
     parser.add_argument("--base-url", default=None, help="for openai: models")
     parser.add_argument("--only", default="", help="comma-separated run labels' first words (probe names)")
     parser.add_argument("--out", type=Path, default=None, help="keep each run's results here")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="cut every answer here instead of at the probe's default (for a model that never stops)")
     args = parser.parse_args()
     wanted = {w.strip() for w in args.only.split(",") if w.strip()}
     options = ModelOptions(base_url=args.base_url)
@@ -85,8 +105,9 @@ def main() -> None:
     for label, probe, params, settings in RUNS:
         if wanted and probe not in wanted and label not in wanted:
             continue
-        print(f"== {label}  ({probe}, {params}, {settings})", flush=True)
-        row = run_one(label, probe, params, settings, args.model, options, args.out)
+        shown_params = {k: v for k, v in params.items() if k != "scenarios_file"}
+        print(f"== {label}  ({probe}, {shown_params}, {settings})", flush=True)
+        row = run_one(label, probe, params, settings, args.model, options, args.out, args.max_tokens)
         summary.append(row)
         for metric, est in row["headline"].items():
             mark = row["marks"].get(metric)
