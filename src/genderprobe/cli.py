@@ -103,6 +103,16 @@ class _ProbeGroup(_Group):
         probe_cls = all_probes().get(name)
         return _probe_command(probe_cls) if probe_cls else None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(all_probes()), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else "."
+            ctx.fail(f"Unknown probe '{name}'{hint} 'genderprobe probes' lists them.")
+        return super().resolve_command(ctx, args)
+
 
 @main.group("run", cls=_ProbeGroup, epilog=EXIT_CODES_HELP)
 def run_group() -> None:

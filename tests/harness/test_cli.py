@@ -102,12 +102,6 @@ def test_bad_template_file(tmp_path):
     assert "lacks the slot {name_2}" in result.output
 
 
-def test_unknown_probe():
-    result = CliRunner().invoke(main, ["run", "no-such-probe", "-m", "reference:random"])
-    assert result.exit_code == 2
-    assert "No such command 'no-such-probe'" in result.output
-
-
 def test_installed_command_runs_in_a_subprocess(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "genderprobe", "run", "relationship-levy", "-m", "reference:biased-female",
@@ -231,3 +225,22 @@ def test_options_a_probe_is_not_offered_take_their_defaults():
     click's unset marker, which is true."""
     result = CliRunner().invoke(main, ["run", "genmo", "-m", "reference:random", "--sample-k", "2", "--quiet"])
     assert result.exit_code == 0, result.output
+
+
+def test_an_unknown_probe_names_the_closest_one_and_where_the_list_is():
+    result = CliRunner().invoke(main, ["run", "relationship-lev", "-m", "reference:random"])
+    assert result.exit_code == 2
+    assert "Unknown probe 'relationship-lev'; did you mean 'relationship-levy'?" in result.output
+    assert "'genderprobe probes' lists them." in result.output
+    far = CliRunner().invoke(main, ["run", "zzz"])
+    assert far.exit_code == 2 and "Unknown probe 'zzz'. 'genderprobe probes' lists them." in far.output
+
+
+def test_a_missing_extra_names_its_packages_in_a_sentence():
+    from genderprobe.errors import UserError
+    from genderprobe.models.hf import require_packages
+
+    with pytest.raises(UserError, match=r"needs no_such_pkg_a and no_such_pkg_b, which are not installed"):
+        require_packages("hf", ("no_such_pkg_a", "no_such_pkg_b"))
+    with pytest.raises(UserError, match=r"needs no_such_pkg_a, which is not installed"):
+        require_packages("hf", ("no_such_pkg_a",))

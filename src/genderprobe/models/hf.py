@@ -644,5 +644,7 @@ def require_packages(extra: str, packages: tuple[str, ...]) -> None:
 
     missing = [p for p in packages if importlib.util.find_spec(p) is None]
     if missing:
-        raise UserError(f"The '{extra}' backend needs {', '.join(missing)}, which is not installed; "
+        needed = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing[:-1]) + f" and {missing[-1]}"
+        which = "which is" if len(missing) == 1 else "which are"
+        raise UserError(f"The '{extra}' backend needs {needed}, {which} not installed; "
                         f"install it with: pip install 'genderprobe[{extra}]'.")
