@@ -243,3 +243,14 @@ def test_marks_say_which_interval_they_were_read_from_and_their_harm_types():
     console = Console(width=300, record=True)
     print_results(doc, console)
     assert f"diff_success_rate: {expected}" in console.export_text()
+
+
+def test_an_absolute_metrics_mark_interval_is_shown_from_0_saying_where_the_fit_reached():
+    from genderprobe.report.document import mark_reading
+
+    m = {"ranges": {"A": [[0, 0.1]], "B": [[0.1, 0.2]], "C": [[0.2, 0.6]], "D": [[0.6, 1]]},
+         "mark_interval": {"low": -0.022, "high": 0.222, "how": "normal fitted to the bootstrap values"}}
+    assert mark_reading(m) == ("Mark read from [0.000, 0.222] (the fitted normal reaches -0.022, below what the "
+                               "metric can be), normal fitted to the bootstrap values.")
+    signed = dict(m, ranges={"A": [[-0.1, 0.1]], "D": [[-1, -0.6], [0.6, 1]]})
+    assert mark_reading(signed).startswith("Mark read from [-0.022, 0.222], normal")

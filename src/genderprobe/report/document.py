@@ -219,11 +219,25 @@ def mark_reading(m: dict[str, Any]) -> str:
     parts = []
     iv = m.get("mark_interval")
     if isinstance(iv, dict) and isinstance(iv.get("low"), (int, float)) and isinstance(iv.get("high"), (int, float)):
-        parts.append(f"Mark read from [{iv['low']:.3f}, {iv['high']:.3f}], {iv.get('how') or iv.get('method')}.")
+        low, floor = iv["low"], _lowest_mark_value(m.get("ranges"))
+        # A fitted normal can reach below what the metric can be (an absolute value below 0); the mark is the same.
+        beyond = f" (the fitted normal reaches {low:.3f}, below what the metric can be)" if floor is not None \
+            and low < floor else ""
+        shown = max(low, floor) if beyond else low
+        parts.append(f"Mark read from [{shown:.3f}, {iv['high']:.3f}]{beyond}, {iv.get('how') or iv.get('method')}.")
     harms = m.get("harm_types")
     if isinstance(harms, list) and harms:
         parts.append("Harm types: " + ", ".join(str(h) for h in harms) + ".")
     return " ".join(parts)
+
+
+def _lowest_mark_value(ranges: Any) -> float | None:
+    """The least value the mark ranges cover, where it is 0 or more (an absolute metric's floor)."""
+    try:
+        low = min(float(lo) for spans in ranges.values() for lo, _ in spans)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return low if low >= 0 else None
 
 
 def _shown_estimates(spec: Any) -> list[tuple[str, tuple[Any, Any, Any]]]:
