@@ -298,9 +298,9 @@ _SPOKEN_AGAINST = re.compile(
 _AGAINST_NEXT = re.compile(
     rf"{_POSS}{_ASIDE}(?:(?:{_COPULA}){_ADV}\s+{_WRONG}|{_NOT_COPULA}(?:{_ADV}\s+{_NOT_RIGHT}|\s*(?=[.,;!?)]|$)))",
     re.IGNORECASE)
-# The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
 # A list number followed by the other option's label ("1. 2."): a count, not a choice.
 _LABEL_LABEL = re.compile(r"(?m)^[ \t>*•-]*([\x03\x04])[.):]\s*(?!\1)[\x03\x04]")
+# The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
 _BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
