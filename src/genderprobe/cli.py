@@ -105,7 +105,7 @@ class _ProbeGroup(_Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
-        if self.get_command(ctx, name) is None and not name.startswith("-"):
+        if name not in all_probes() and not name.startswith("-"):
             import difflib
 
             close = difflib.get_close_matches(name, list(all_probes()), n=1)

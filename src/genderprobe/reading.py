@@ -355,13 +355,11 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     is written where it stands as one (RelationshipLevy's "(a)", DeMET's "1").
     """
     body = re.sub(r"[*_`#\x01-\x05]+", "", answer_text(text))  # markdown, and the tokens' own characters
-    if not body:
+    if not body or _loops(body):
         return TwoPersonVotes()
     masked = mask_two_people(body, names, labels)
     blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
                or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None)
-    if _loops(body):
-        return TwoPersonVotes()
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}
