@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 
 
 def main() -> None:

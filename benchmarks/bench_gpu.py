@@ -6,7 +6,7 @@
 
 Weights' values do not change speed, so the model is built on the fly with the
 tiny models' tokenizer and a 1B configuration (2048 hidden, 16 layers). Both
-modes are timed through the harness (genderprobe.api, no store): option
+modes are timed through the harness (genderprobe.interfaces.api, no store): option
 scoring (--score-options) and generation (greedy, 16 new tokens), beside a
 plain transformers loop for the same work (``plain``).
 Prints the GPU's name, and for each backend and mode prompts per second and
@@ -25,9 +25,9 @@ import time
 from functools import partial
 
 from genderprobe.contract import RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams
-from genderprobe.runner import Runner
 from genderprobe.studies.relationship_levy.probe import OPTIONS, RelationshipLevy
 
 

@@ -29,8 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from genderprobe.engine.spill import COLUMNS
 from genderprobe.models.base import last_user_turn
-from genderprobe.spill import COLUMNS
 from genderprobe.testing import OpenAITestServer, PreferMan
 from genderprobe.testing.answers import unit_draw
 from genderprobe.testing.background import quiet_aiohttp_logs

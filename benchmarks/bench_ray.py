@@ -14,9 +14,9 @@ import argparse
 import os
 import time
 
-from genderprobe.executors.ray_pool import RayPool
+from genderprobe.engine.executors.ray_pool import RayPool
+from genderprobe.engine.runner import Runner
 from genderprobe.models.base import ModelOptions, Request
-from genderprobe.runner import Runner
 from genderprobe.studies.relationship_levy.probe import OPTIONS
 from genderprobe.testing.openai_server import OpenAITestServer
 

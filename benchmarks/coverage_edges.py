@@ -22,15 +22,15 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from genderprobe.comparison_stats import (
+from genderprobe.analysis.comparison_stats import (
     ItemScores,
     paired_difference,
     paired_rows,
     resampled_row_sums,
 )
-from genderprobe.losses import loss_report, wilson
-from genderprobe.report.paired import PairTest, _adjust
-from genderprobe.stats import ABS_RESAMPLES, holm
+from genderprobe.analysis.losses import loss_report, wilson
+from genderprobe.analysis.stats import ABS_RESAMPLES, holm
+from genderprobe.outputs.report.paired import PairTest, _adjust
 from genderprobe.studies.relationship_levy.paired import _diff, _diff_abs
 
 Row = tuple[str, str, str, int]
@@ -40,7 +40,7 @@ Row = tuple[str, str, str, int]
 
 
 def _flags(seeds: range, sample_k: int) -> list[bool]:
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     out = []
     for seed in seeds:
@@ -247,7 +247,11 @@ def _crossed_case(args: tuple[float, float, int, int, int]) -> dict[str, tuple[f
     """Coverage and mean width of diff_success_rate's intervals when the model's lean depends on the
     scenario (sd_s) and on each name (sd_n), new scenarios and names each run: the truth is the lean
     over scenarios and names like these."""
-    from genderprobe.stats import bootstrap_ratio, cluster_bootstrap_ratio, crossed_cluster_ratio
+    from genderprobe.analysis.stats import (
+        bootstrap_ratio,
+        cluster_bootstrap_ratio,
+        crossed_cluster_ratio,
+    )
 
     sd_s, sd_n, items, runs, seed = args
     rng = np.random.default_rng(seed)

@@ -1,6 +1,6 @@
 """Does a plan's simulated power hold? Real runs of the calibration model at the planned size.
 
-For each probe and bias, ``genderprobe plan`` (genderprobe.planning) gives the
+For each probe and bias, ``genderprobe plan`` (genderprobe.analysis.planning) gives the
 size and its simulated power; this runs the real probe (``run_probe``) on the
 plan's calibration model at that size many times, a new seed and generation
 seed each run, and counts how often the run's own interval detects the bias by
@@ -21,8 +21,8 @@ import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.planning import plan
+from genderprobe.analysis.planning import plan
+from genderprobe.interfaces.api import RunConfig, dry_run_cost, run_probe
 
 # probe -> the biases checked, and how a run's metrics say it detected the bias.
 CASES = {
@@ -59,7 +59,7 @@ def main() -> None:
         for probe in args.probes.split(","):
             for detect in CASES[probe][0]:
                 start = time.time()
-                p = plan(probe, detect, simulations=args.simulations, resamples=args.resamples)
+                p = plan(probe, detect, simulations=args.simulations, resamples=args.resamples, dry_run=dry_run_cost)
                 params = {p.parameter: p.size} | ({"languages": ("en", "zh", "ja")}
                                                    if probe == "multilingual-pronouns" else {})
                 scoring = probe == "demet" and not args.no_scoring

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import genderprobe.studies as studies
+from genderprobe.engine.runner import Runner
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import Request, Response
-from genderprobe.reader_judge import ReaderJudge
-from genderprobe.runner import Runner
+from genderprobe.reading.reader_judge import ReaderJudge
 from genderprobe.studies.demet import names_probe
 from genderprobe.studies.demet.answer_reader import judge_reading as demet_reading
 from genderprobe.studies.demet.dataset import fill

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import ModelOptions
 
 

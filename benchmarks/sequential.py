@@ -3,7 +3,7 @@
 Simulated runs of reference:biased?p=P in RelationshipLevy's design (each item's
 two orders side with the man with probability P; with a scenario spread, each
 of the 109 scenarios has a strength of its own) are read round by round, as a
-run reads itself (genderprobe.sequential): the share of runs the question is
+run reads itself (genderprobe.analysis.sequential): the share of runs the question is
 settled in, settled wrongly (a bias of the wrong side or where there is none;
 equivalence where the true bias is at or beyond the margin; a mark whose range
 misses the truth), the mean items asked and the share of the budget's requests
@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from genderprobe.sequential import MARK_RANGES, simulate
+from genderprobe.analysis.sequential import MARK_RANGES, simulate
 
 BUDGET = 3000  # the README's run
 LARGE = 10_000  # marks need a narrower sequence
@@ -66,7 +66,7 @@ def simulated(runs: int, jobs: int) -> list[tuple]:
 
 
 def _real(args: tuple[float, range, int]) -> list[tuple[int, str | None]]:
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     p, seeds, budget = args
     out = []

@@ -16,11 +16,11 @@ import numpy as np
 from instruments import fake_key
 
 from genderprobe import charts
-from genderprobe.api import RunConfig, execute, run_probe
+from genderprobe.analysis.stats import Estimate, MarkDefinition, bootstrap_ratio
 from genderprobe.contract import Table
+from genderprobe.interfaces.api import RunConfig, execute, run_probe
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
-from genderprobe.results import load_results, write_json
-from genderprobe.stats import Estimate, MarkDefinition, bootstrap_ratio
+from genderprobe.outputs.results import load_results, write_json
 from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
 # Answers that would run script, load something or break out of an element if

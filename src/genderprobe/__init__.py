@@ -27,21 +27,20 @@ Its name keys its answers in the response store, so a rerun asks it nothing:
 ``run_probe`` works inside a notebook as is; async code can ``await arun_probe(...)``.
 """
 
-__version__ = "0.1.0"
-
 from typing import Any
 
 from genderprobe import moved
+from genderprobe.version import __version__
 
 moved.install()
 
-__all__ = ["__version__", "arun_probe", "run_probe"]
+__all__ = ["RunConfig", "RunOutput", "__version__", "arun_probe", "run_probe"]
 
 
 def __getattr__(name: str) -> Any:
     # The API is imported on first use: the command line's --help needs none of it.
-    if name in ("run_probe", "arun_probe"):
-        from genderprobe import api
+    if name in ("run_probe", "arun_probe", "RunConfig", "RunOutput"):
+        from genderprobe.interfaces import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'genderprobe' has no attribute {name!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genderprobe.stats import Estimate
+from genderprobe.analysis.stats import Estimate
 
 
 def forest(

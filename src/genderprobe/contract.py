@@ -21,8 +21,8 @@ need no per-probe code:
   with every undetected answer under "undetected";
 * ``counts``: attempts, undetected, errors, ...;
 * ``extra``: anything else JSON-able the probe wants to keep;
-* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.losses`);
-* ``position``, ``readers``: what the validity guards (:mod:`genderprobe.validity`)
+* ``losses``: undetected and refused answers by gender (:mod:`genderprobe.analysis.losses`);
+* ``position``, ``readers``: what the validity guards (:mod:`genderprobe.analysis.validity`)
   need from a closed-choice probe: how the read answers fell by option position,
   and the same answers read by the paper's rule and by the careful reader.
 """
@@ -35,9 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from genderprobe.analysis.stats import Estimate
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.stats import Estimate
 
 Ask = Callable[[Sequence[Request]], list[Response]]
 
@@ -138,7 +138,7 @@ class RunContext:
     judge: sends requests to the judge model, for probes that need one.
     checker: sends requests to the model that checks the judge's labels
         (``--checker``); None means the judge checks too.
-    reader_judge: a :class:`genderprobe.reader_judge.ReaderJudge` when the user
+    reader_judge: a :class:`genderprobe.reading.reader_judge.ReaderJudge` when the user
         asked a judge to read the answers the rules cannot (``--reader-judge``);
         probes that support it pass their closed-choice answers through its
         ``read`` before reading them.
@@ -182,7 +182,7 @@ class Table:
 class PositionEvidence:
     """How a run's read closed-choice answers fell by option position.
 
-    The validity guard (genderprobe.validity) uses it to say when a headline
+    The validity guard (genderprobe.analysis.validity) uses it to say when a headline
     measured only the position of the options, not the people in them.
 
     chosen: read answers (refusals and unread answers left out) that chose each
@@ -260,10 +260,10 @@ class ProbeResult:
     evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
-    # Lost answers by gender (genderprobe.losses.LossReport.to_json()); read by the
+    # Lost answers by gender (genderprobe.analysis.losses.LossReport.to_json()); read by the
     # harness's warnings, the terminal and compare.
     losses: dict[str, Any] | None = None
-    # For the validity guards (genderprobe.validity); closed-choice probes fill them.
+    # For the validity guards (genderprobe.analysis.validity); closed-choice probes fill them.
     position: PositionEvidence | None = None
     spread: AnswerSpread | None = None
     readers: ReaderComparison | None = None
@@ -331,7 +331,7 @@ class Headline:
     whole_list: the metric covers the whole of a fixed, small list the paper
     uses (demet-names: each of Levy's lists holds 10 names), not a sample
     from a larger set; the validity guard then says it rests on few units
-    instead of declaring it no evidence (genderprobe.validity).
+    instead of declaring it no evidence (genderprobe.analysis.validity).
     """
 
     metric: str
@@ -377,7 +377,7 @@ class Probe(ABC):
     # headline metrics unchanged: compare does not split runs on them.
     view_parameters: ClassVar[tuple[str, ...]] = ()
     # The paper's published result tables, as packaged data keys (the study's
-    # data folder; see genderprobe.paper for their format).
+    # data folder; see genderprobe.outputs.paper_tables for their format).
     paper_tables: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: Any = None, **kwargs: Any):
@@ -394,7 +394,7 @@ class Probe(ABC):
 
     def expected_records(self) -> int | None:
         """How many records the run will write, where the probe knows: above
-        genderprobe.records.AUTO_PARQUET_ROWS they go to records.parquet by default."""
+        genderprobe.outputs.records.AUTO_PARQUET_ROWS they go to records.parquet by default."""
         return None
 
     def records_schema(self) -> Any:

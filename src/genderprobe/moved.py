@@ -1,7 +1,8 @@
-"""Old module paths, from before each study had a folder of its own, still import.
+"""Old module paths, from before each study had a folder of its own and the harness
+its rooms, still import.
 
-``import genderprobe.bws`` or ``from genderprobe.probes.base import Probe``
-keep working in users' notebooks and probes: each old path gives the module at
+``import genderprobe.bws``, ``from genderprobe.probes.base import Probe`` or
+``from genderprobe.runner import Runner`` keep working in users' notebooks and probes: each old path gives the module at
 its new home (the same module object, so its classes are the same classes) and
 a :class:`DeprecationWarning` naming the new path. New code imports the new
 paths. The harness imports no study: these are names, resolved only when an
@@ -26,6 +27,12 @@ PACKAGES = {
     "genderprobe.genmo": "genderprobe.studies.genmo",
     "genderprobe.fifty_shades": "genderprobe.studies.fifty_shades",
     "genderprobe.multilingual": "genderprobe.studies.multilingual",
+    # the harness in rooms (issue 29)
+    "genderprobe.batch": "genderprobe.engine.batch",
+    "genderprobe.executors": "genderprobe.engine.executors",
+    "genderprobe.report": "genderprobe.outputs.report",
+    "genderprobe.cli_commands": "genderprobe.interfaces.cli_commands",
+    "genderprobe.inspect_tasks": "genderprobe.interfaces.inspect_tasks",
 }
 
 MODULES = {
@@ -40,8 +47,8 @@ MODULES = {
     "genderprobe.probes.multilingual_words": "genderprobe.studies.multilingual.words_probe",
     "genderprobe.probes.multilingual_pronouns": "genderprobe.studies.multilingual.pronouns_probe",
     "genderprobe.probes.multilingual_dialogue": "genderprobe.studies.multilingual.dialogue_probe",
-    "genderprobe.datasets.files": "genderprobe.packaged",
-    "genderprobe.datasets.names": "genderprobe.names",
+    "genderprobe.datasets.files": "genderprobe.data.packaged",
+    "genderprobe.datasets.names": "genderprobe.data.name_lists",
     "genderprobe.datasets.demet": "genderprobe.studies.demet.dataset",
     "genderprobe.datasets.genmo": "genderprobe.studies.genmo.dataset",
     "genderprobe.datasets.fifty_shades": "genderprobe.studies.fifty_shades.dataset",
@@ -52,6 +59,45 @@ MODULES = {
     "genderprobe.cli_commands.bws": "genderprobe.studies.fifty_shades.commands.bws",
     "genderprobe.cli_commands.judge": "genderprobe.studies.fifty_shades.commands.judge",
     "genderprobe.cli_commands.fifty_shades": "genderprobe.studies.fifty_shades.commands.generate",
+    # the harness in rooms (issue 29)
+    "genderprobe.runner": "genderprobe.engine.runner",
+    "genderprobe.store": "genderprobe.engine.store",
+    "genderprobe.store_writer": "genderprobe.engine.store_writer",
+    "genderprobe.spill": "genderprobe.engine.spill",
+    "genderprobe.claims": "genderprobe.engine.claims",
+    "genderprobe.disk": "genderprobe.engine.disk",
+    "genderprobe.pacing": "genderprobe.engine.pacing",
+    "genderprobe.work_queue": "genderprobe.engine.work_queue",
+    "genderprobe.work_bounds": "genderprobe.engine.work_bounds",
+    "genderprobe.run_thread": "genderprobe.engine.run_thread",
+    "genderprobe.accounting": "genderprobe.engine.accounting",
+    "genderprobe.dry_run": "genderprobe.engine.dry_run",
+    "genderprobe.stats": "genderprobe.analysis.stats",
+    "genderprobe.breakdown_tests": "genderprobe.analysis.breakdown_tests",
+    "genderprobe.comparison_stats": "genderprobe.analysis.comparison_stats",
+    "genderprobe.losses": "genderprobe.analysis.losses",
+    "genderprobe.planning": "genderprobe.analysis.planning",
+    "genderprobe.sampling": "genderprobe.analysis.sampling",
+    "genderprobe.sequential": "genderprobe.analysis.sequential",
+    "genderprobe.equivalence": "genderprobe.analysis.equivalence",
+    "genderprobe.validity": "genderprobe.analysis.validity",
+    "genderprobe.mark_gate": "genderprobe.analysis.mark_gate",
+    "genderprobe.rates": "genderprobe.analysis.rates",
+    "genderprobe.reader_judge": "genderprobe.reading.reader_judge",
+    "genderprobe.results": "genderprobe.outputs.results",
+    "genderprobe.records": "genderprobe.outputs.records",
+    "genderprobe.records_parquet": "genderprobe.outputs.records_parquet",
+    "genderprobe.terminal": "genderprobe.outputs.terminal",
+    "genderprobe.hf_dataset": "genderprobe.outputs.hf_dataset",
+    "genderprobe.paper": "genderprobe.outputs.paper_tables",
+    "genderprobe.api": "genderprobe.interfaces.api",
+    "genderprobe.cli": "genderprobe.interfaces.cli",
+    "genderprobe.arguments": "genderprobe.interfaces.arguments",
+    "genderprobe.suite": "genderprobe.interfaces.suite",
+    "genderprobe.config": "genderprobe.interfaces.config",
+    "genderprobe.userfiles": "genderprobe.interfaces.userfiles",
+    "genderprobe.packaged": "genderprobe.data.packaged",
+    "genderprobe.names": "genderprobe.data.name_lists",
 }
 
 # Old packages whose modules went to several places: a package of aliases only.

@@ -13,7 +13,7 @@ it is found by name:
   function(records, probe parameters) -> {metric: ItemScores}) of its
   ``paired`` module;
 - its plans for ``genderprobe plan``: ``PLANNERS`` (probe name -> a
-  :class:`genderprobe.planning.Planner` subclass) of its ``plan`` module, and
+  :class:`genderprobe.analysis.planning.Planner` subclass) of its ``plan`` module, and
   optionally ``NOT_PLANNED`` (probe name -> why it cannot be planned, a clause);
 - its packaged data: its ``data`` folder, whose files are named
   ``<prefix>/<path>`` with the prefix ``DATA_PREFIX`` of its ``__init__`` or
@@ -177,7 +177,7 @@ def study_commands() -> list[Any]:
 def item_score_functions() -> dict[str, Any]:
     """Probe name -> the function that rebuilds its headline metrics item by item from
     a run's records (``ITEM_SCORES`` of each study's ``paired`` module; see
-    :class:`genderprobe.stats.ItemScores`). Probes without one are compared from
+    :class:`genderprobe.analysis.stats.ItemScores`). Probes without one are compared from
     their intervals alone."""
     found: dict[str, Any] = {}
     for study in studies():
@@ -189,7 +189,7 @@ def item_score_functions() -> dict[str, Any]:
 
 @cache
 def planners() -> dict[str, Any]:
-    """Probe name -> its :class:`genderprobe.planning.Planner` subclass (``PLANNERS`` of each
+    """Probe name -> its :class:`genderprobe.analysis.planning.Planner` subclass (``PLANNERS`` of each
     study's ``plan`` module), or for a probe that cannot be planned the clause saying why
     (its ``NOT_PLANNED``). Probes in neither are refused by the headline they declare."""
     found: dict[str, Any] = {}

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("anthropic")
 
+from genderprobe.engine.runner import Runner  # noqa: E402
+from genderprobe.engine.store import Store  # noqa: E402
 from genderprobe.errors import FatalModelError, UserError  # noqa: E402
 from genderprobe.models import GenerationParams, ModelOptions, Request, get_model  # noqa: E402
-from genderprobe.runner import Runner  # noqa: E402
-from genderprobe.store import Store  # noqa: E402
 from genderprobe.testing.anthropic_server import AnthropicTestServer  # noqa: E402
 from genderprobe.testing.background import quiet_aiohttp_logs  # noqa: E402
 

@@ -8,10 +8,11 @@ import pytest
 from click.testing import CliRunner
 from instruments import ScriptedModel
 
-from genderprobe import api
-from genderprobe.api import RunConfig, execute
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces import run_resources
+from genderprobe.interfaces.api import RunConfig, execute
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs import run_files
 from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
 
@@ -32,7 +33,7 @@ class ClosableModel(ScriptedModel):
 def opened(monkeypatch):
     """Route execute's model opening to a ClosableModel and hand it to the test."""
     model = ClosableModel()
-    monkeypatch.setattr(api, "open_model", lambda spec, options, **kw: (model, kw.get("concurrency", 8)))
+    monkeypatch.setattr(run_resources, "open_model", lambda spec, options, **kw: (model, kw.get("concurrency", 8)))
     return model
 
 
@@ -102,8 +103,17 @@ def test_a_failed_results_write_leaves_no_records(tmp_path, monkeypatch):
     def disk_full(path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(api, "write_json", disk_full)
+    monkeypatch.setattr(run_files, "write_json", disk_full)
     result = run_cli("--out", str(out))
     assert result.exit_code == 1, result.output  # a full disk is no mistake in the command: run again later
     assert "No space left on device" in result.output
     assert list(out.iterdir()) == []
+
+
+def test_the_python_api_is_importable_from_the_package():
+    import genderprobe
+    from genderprobe.interfaces import api
+
+    for name in ("run_probe", "arun_probe", "RunConfig", "RunOutput"):
+        assert getattr(genderprobe, name) is getattr(api, name)
+    assert sorted(genderprobe.__all__) == sorted(["__version__", "run_probe", "arun_probe", "RunConfig", "RunOutput"])

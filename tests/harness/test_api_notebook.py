@@ -13,10 +13,11 @@ import time
 import pytest
 
 import genderprobe
-from genderprobe import api, arun_probe, run_probe
-from genderprobe.api import RunConfig
+from genderprobe import arun_probe, run_probe
 from genderprobe.errors import UserError
-from genderprobe.report import render_report
+from genderprobe.interfaces import api
+from genderprobe.interfaces.api import RunConfig
+from genderprobe.outputs.report import render_report
 
 PROBE = "relationship-levy"
 
@@ -53,7 +54,7 @@ def one_sentence(exc: pytest.ExceptionInfo) -> str:
 # -- (a) the docstrings are true --------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [genderprobe, api], ids=["genderprobe", "genderprobe.api"])
+@pytest.mark.parametrize("module", [genderprobe, api], ids=["genderprobe", "genderprobe.interfaces.api"])
 def test_the_module_docstrings_run_as_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

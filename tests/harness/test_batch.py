@@ -22,15 +22,15 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.batch.job import BatchJob, provider_for
-from genderprobe.batch.ledger import Ledger
-from genderprobe.batch.openai_files import OpenAIBatches
-from genderprobe.batch.provider import Limits
-from genderprobe.cli import main
+from genderprobe.engine.batch.job import BatchJob, provider_for
+from genderprobe.engine.batch.ledger import Ledger
+from genderprobe.engine.batch.openai_files import OpenAIBatches
+from genderprobe.engine.batch.provider import Limits
+from genderprobe.engine.runner import Runner
+from genderprobe.engine.store import Store, request_key
 from genderprobe.errors import FatalModelError, UserError
+from genderprobe.interfaces.cli import main
 from genderprobe.models import GenerationParams, ModelOptions, Request, get_model
-from genderprobe.runner import Runner
-from genderprobe.store import Store, request_key
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.batch_servers import (
@@ -118,9 +118,8 @@ def submit_without_polling(model, store, reqs) -> None:
         for chunk in job._chunks(list(job.wanted)):
             await job._submit(chunk)
 
-    runner._aio = asyncio.Runner()
     try:
-        runner._aio.run(submit())
+        runner.event_loop().run(submit())
     finally:
         runner.close()
 
@@ -667,7 +666,7 @@ def test_batch_without_the_store_is_refused(tmp_path):
 
 
 def test_runner_refuses_batch_for_a_model_without_one():
-    from genderprobe.batch import require_batch_api
+    from genderprobe.engine.batch import require_batch_api
 
     with pytest.raises(UserError, match=r"^--batch needs a provider batch API"):
         require_batch_api(get_model("reference:random"))

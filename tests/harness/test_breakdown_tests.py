@@ -14,12 +14,18 @@ import pytest
 from rich.console import Console
 
 from genderprobe import charts
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.breakdown_tests import MARKER, MIN_ITEMS, breakdown_tests, excludes
+from genderprobe.analysis.breakdown_tests import MARKER, MIN_ITEMS, breakdown_tests, excludes
+from genderprobe.analysis.stats import (
+    Estimate,
+    bootstrap_p,
+    interval_p,
+    maxt_stepdown,
+    percentile_interval,
+)
 from genderprobe.contract import Headline, ProbeResult, Table
-from genderprobe.report import render_report
-from genderprobe.stats import Estimate, bootstrap_p, interval_p, maxt_stepdown, percentile_interval
-from genderprobe.terminal import print_results
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.outputs.report import render_report
+from genderprobe.outputs.terminal import print_results
 
 
 def levy(model: str, seed: int = 0, sample_k: int = 1000) -> dict:

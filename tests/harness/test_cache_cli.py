@@ -7,9 +7,9 @@ import os
 
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.engine.store import Store, request_key
+from genderprobe.interfaces.cli import main
 from genderprobe.models import Request, Response
-from genderprobe.store import Store, request_key
 
 
 def invoke(*args: str, **kw):

@@ -17,10 +17,10 @@ import time
 
 from instruments import fake_key
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.claims import Claims
+from genderprobe.engine.claims import Claims
+from genderprobe.engine.store import Store, request_key
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models import ModelOptions, Request, Response
-from genderprobe.store import Store, request_key
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.quick_runs import start_run

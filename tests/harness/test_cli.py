@@ -5,7 +5,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 
 
 def invoke(*args):
@@ -179,7 +179,7 @@ def test_run_help_lists_the_model_then_the_probes_own_options_and_only_what_it_u
 
 def test_help_imports_no_probe_and_no_scipy():
     """`genderprobe --help` took 0.9 s, 0.73 s of it importing scipy; a fresh interpreter shows what it imports."""
-    code = ("import json, sys; from click.testing import CliRunner; from genderprobe.cli import main; "
+    code = ("import json, sys; from click.testing import CliRunner; from genderprobe.interfaces.cli import main; "
             "CliRunner().invoke(main, ['--help']); print(json.dumps(sorted(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = json.loads(out)

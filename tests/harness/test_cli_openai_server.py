@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 from genderprobe.testing.openai_server import OpenAITestServer
 
 KEY = fake_key("test-relationship-levy-0123456789")

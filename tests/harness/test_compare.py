@@ -11,11 +11,11 @@ import report_support as rs
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
 from genderprobe.errors import UserError
-from genderprobe.report import compare, format, render_comparison
-from genderprobe.results import load_results
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs.report import compare, format, render_comparison
+from genderprobe.outputs.results import load_results
 
 
 @pytest.fixture(scope="module")

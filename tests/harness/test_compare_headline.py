@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from genderprobe.report.compare import compare, distance
+from genderprobe.outputs.report.compare import compare, distance
 
 
 def _doc(model: str, metrics: dict[str, float], *, headline=None, probe_params=None, marks=None) -> dict:
@@ -73,8 +73,8 @@ def test_results_written_before_the_declaration_keep_the_old_behaviour():
 def test_the_leaderboard_and_html_say_what_the_ranking_rests_on():
     from rich.console import Console
 
-    from genderprobe.report import render_comparison
-    from genderprobe.report.leaderboard import print_leaderboard
+    from genderprobe.outputs.report import render_comparison
+    from genderprobe.outputs.report.leaderboard import print_leaderboard
 
     headline = {"metrics": [{"metric": "r", "better": "higher"}, {"metric": "mse", "better": "lower"}]}
     docs = [(_doc(m, {"r": r, "mse": 0.1}, headline=headline), m) for m, r in (("a", 0.2), ("b", 0.8))]
@@ -92,9 +92,9 @@ def test_the_leaderboard_and_html_say_what_the_ranking_rests_on():
 def test_lost_answers_by_gender_show_beside_each_run():
     from rich.console import Console
 
-    from genderprobe.losses import loss_report
-    from genderprobe.report import render_comparison
-    from genderprobe.report.leaderboard import print_leaderboard
+    from genderprobe.analysis.losses import loss_report
+    from genderprobe.outputs.report import render_comparison
+    from genderprobe.outputs.report.leaderboard import print_leaderboard
 
     genders = ["female"] * 100 + ["male"] * 100
     lossy = loss_report(genders, {"undetected": [True] * 30 + [False] * 70 + [True] * 5 + [False] * 95},

@@ -9,19 +9,19 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.comparison_stats import (
+from genderprobe.analysis.comparison_stats import (
     ItemScores,
     paired_difference,
     paired_rows,
     resampled_row_sums,
 )
+from genderprobe.analysis.stats import holm
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs.report import compare, render_comparison
+from genderprobe.outputs.report.leaderboard import print_leaderboard
+from genderprobe.outputs.report.paired import PairTest, _adjust
 from genderprobe.registry import item_score_functions
-from genderprobe.report import compare, render_comparison
-from genderprobe.report.leaderboard import print_leaderboard
-from genderprobe.report.paired import PairTest, _adjust
-from genderprobe.stats import holm
 from genderprobe.studies.relationship_levy.paired import _diff, _diff_abs
 
 LEVY = ("diff_abs_success_rate", "diff_success_rate")

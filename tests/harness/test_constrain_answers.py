@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
+from genderprobe.engine.store import request_key
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.store import request_key
 from genderprobe.testing.openai_server import OpenAITestServer
 
 KEY = fake_key("test-constrain-0123456789")

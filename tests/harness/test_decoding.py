@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.models.base import GenerationParams
-from genderprobe.report.compare import compare
+from genderprobe.outputs.report.compare import compare
 from genderprobe.testing.openai_server import OpenAITestServer
 
 KEY = fake_key("test-decoding-0123456789")

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.equivalence import tost
-from genderprobe.report import render_report
-from genderprobe.stats import bootstrap_ratio
+from genderprobe.analysis.equivalence import tost
+from genderprobe.analysis.stats import bootstrap_ratio
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs.report import render_report
 
 
 def levy(model: str, k: int, margin: float | None, **kw):

@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from instruments import fake_key
 
+from genderprobe.engine.spill import COLUMNS
 from genderprobe.models.base import last_user_turn
-from genderprobe.spill import COLUMNS
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.quick_runs import start_run

@@ -14,9 +14,9 @@ pytest.importorskip("transformers")
 
 from click.testing import CliRunner  # noqa: E402
 
-from genderprobe.api import RunConfig, run_probe  # noqa: E402
-from genderprobe.cli import main  # noqa: E402
 from genderprobe.errors import UserError  # noqa: E402
+from genderprobe.interfaces.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.interfaces.cli import main  # noqa: E402
 from genderprobe.models import get_model  # noqa: E402
 from genderprobe.models.base import GenerationParams, Request  # noqa: E402
 from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
@@ -279,8 +279,8 @@ def test_cli_reports_a_missing_model_in_one_line():
 
 def test_importing_genderprobe_imports_no_heavy_package():
     code = (
-        "import sys, genderprobe, genderprobe.cli, genderprobe.api, genderprobe.models.hf, "
-        "genderprobe.models.vllm_engine, genderprobe.executors; "
+        "import sys, genderprobe, genderprobe.interfaces.cli, genderprobe.interfaces.api, genderprobe.models.hf, "
+        "genderprobe.models.vllm_engine, genderprobe.engine.executors; "
         "print([m for m in ('torch', 'transformers', 'vllm', 'ray') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

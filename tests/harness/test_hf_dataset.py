@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 
 pytest.importorskip("pyarrow")
 

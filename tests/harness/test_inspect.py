@@ -1,4 +1,4 @@
-"""The probes as inspect_ai tasks (genderprobe.inspect_tasks): on the same answers,
+"""The probes as inspect_ai tasks (genderprobe.interfaces.inspect_tasks): on the same answers,
 inspect's numbers are genderprobe run's numbers.
 
 Both sides get their answers from one deterministic function of the prompt: inspect
@@ -21,9 +21,9 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import list_eval_logs, read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from genderprobe.api import RunConfig, run_probe  # noqa: E402
-from genderprobe.inspect_tasks import TASKS  # noqa: E402
-from genderprobe.inspect_tasks.tasks import metric_values  # noqa: E402
+from genderprobe.interfaces.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.interfaces.inspect_tasks import TASKS  # noqa: E402
+from genderprobe.interfaces.inspect_tasks.tasks import metric_values  # noqa: E402
 from genderprobe.models import ModelOptions  # noqa: E402
 from genderprobe.registry import get_probe  # noqa: E402
 from genderprobe.testing.answers import ChatCall, PreferMan, unit_draw  # noqa: E402

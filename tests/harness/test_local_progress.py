@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
+from genderprobe.engine.runner import Runner  # noqa: E402
 from genderprobe.models import get_model  # noqa: E402
 from genderprobe.models.base import GenerationParams, Request  # noqa: E402
-from genderprobe.runner import Runner  # noqa: E402
 from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
 
 

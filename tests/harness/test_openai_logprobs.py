@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import FatalModelError
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models import ModelOptions, Request, get_model
 from genderprobe.models.openai_compatible import scan_option_logprobs
-from genderprobe.runner import Runner
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 

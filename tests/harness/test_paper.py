@@ -8,12 +8,18 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.paper import PaperTable, _check, beside_run, model_matches, paper_section
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs.paper_tables import (
+    PaperTable,
+    _check,
+    beside_run,
+    model_matches,
+    paper_section,
+)
+from genderprobe.outputs.report import render_report
+from genderprobe.outputs.terminal import print_results
 from genderprobe.registry import all_probes
-from genderprobe.report import render_report
-from genderprobe.terminal import print_results
 
 TABLE = PaperTable(
     id="t1", title="Table 1: bias by model", cite="Someone et al. 2024, Table 1",
@@ -112,7 +118,7 @@ def test_a_column_can_map_to_one_group_of_a_breakdown():
 
 
 def test_a_study_file_shows_each_probe_only_its_own_tables():
-    from genderprobe.paper import tables_for
+    from genderprobe.outputs.paper_tables import tables_for
     from genderprobe.registry import get_probe
 
     for name in ("multilingual-words", "multilingual-pronouns", "multilingual-dialogue"):

@@ -22,11 +22,11 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
+from genderprobe.engine.store import Store
 from genderprobe.errors import RunFailed, UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models import ModelOptions
-from genderprobe.store import Store
 from genderprobe.testing.openai_server import OpenAITestServer
 
 KEY = fake_key("test-pay-once-0123456789")

@@ -7,13 +7,25 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.planning import Assumptions, Settings, fewest, get_planner, interval_halving, plan
+from genderprobe.analysis.planning import (
+    Assumptions,
+    Settings,
+    fewest,
+    get_planner,
+    interval_halving,
+)
+from genderprobe.analysis.planning import plan as plan_with
+from genderprobe.interfaces.api import RunConfig, dry_run_cost, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.relationship_levy.plan import simulated_power
 
 FAST = {"simulations": 200, "resamples": 500}
 CHEAP = {"simulations": 200, "resamples": 200}  # for plans checked against many real runs, which resample alike
+
+
+def plan(probe, detect, **options):
+    """The plan as ``genderprobe plan`` makes it: its cost from a dry run through the API."""
+    return plan_with(probe, detect, dry_run=dry_run_cost, **options)
 
 
 def invoke(*args):
@@ -188,7 +200,7 @@ def test_halving_an_interval_whose_words_spread_is_not_four_times_the_repetition
     # multilingual-pronouns asks a fixed list of words: more repetitions shrink only the noise within each
     # word. On words that differ widely the spread between them sets the width, and no number of
     # repetitions halves it; the 4x rule said 4x the words, which no run can ask.
-    from genderprobe.planning import _halving_by_components, ratio_variance_components
+    from genderprobe.analysis.planning import _halving_by_components, ratio_variance_components
 
     rng = np.random.default_rng(0)
     document = {"parameters": {"probe": {"num_repetitions": 3}}}

@@ -60,7 +60,7 @@ echo = "gp_example.backend"
 
         from genderprobe.contract import Headline, Probe, ProbeResult, option, response_fields
         from genderprobe.models.base import Request
-        from genderprobe.stats import bootstrap_ratio
+        from genderprobe.analysis.stats import bootstrap_ratio
 
         OPTIONS = ("(a)", "(b)")
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 from instruments import fake_key
+from quirky_server import DATED, REASONING, QuirkyServer
 
-from genderprobe.config import load_config
+from genderprobe.engine.runner import Runner
+from genderprobe.engine.store import Store
 from genderprobe.errors import FatalModelError, ModelError, UserError
+from genderprobe.interfaces.config import load_config
 from genderprobe.models import GenerationParams, ModelOptions, Request, get_model
 from genderprobe.models.openai_compatible import REASONING_FAMILY
-from genderprobe.runner import Runner
-from genderprobe.store import Store
 from genderprobe.testing.background import quiet_aiohttp_logs
-from genderprobe.testing.quirky_server import DATED, REASONING, QuirkyServer
 
 quiet_aiohttp_logs()
 

@@ -13,9 +13,9 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("transformers")
 
-from genderprobe.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.engine.store import Store  # noqa: E402
 from genderprobe.errors import UserError  # noqa: E402
-from genderprobe.store import Store  # noqa: E402
+from genderprobe.interfaces.api import RunConfig, run_probe  # noqa: E402
 from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
 
 WORKERS = 2
@@ -203,7 +203,7 @@ def test_api_option_scoring_on_ray_equals_one_process():
 
 def test_workers_the_cluster_cannot_hold_are_refused_not_waited_for(tiny):
     """Ray keeps an actor it cannot place pending forever: the run would hang silently."""
-    from genderprobe.executors.ray_pool import RayPool
+    from genderprobe.engine.executors.ray_pool import RayPool
     from genderprobe.models.base import ModelOptions
 
     started = time.monotonic()
@@ -215,7 +215,7 @@ def test_workers_the_cluster_cannot_hold_are_refused_not_waited_for(tiny):
 
 
 def test_local_weights_ask_for_no_gpu_on_a_cluster_without_one():
-    from genderprobe.executors.ray_pool import _default_gpus
+    from genderprobe.engine.executors.ray_pool import _default_gpus
 
     # vLLM's CPU build runs there; its GPU build refuses in the worker, in one sentence.
     assert _default_gpus("vllm:/m", ray) == 0.0 and _default_gpus("hf:/m", ray) == 0.0
@@ -224,8 +224,8 @@ def test_local_weights_ask_for_no_gpu_on_a_cluster_without_one():
 def test_a_backend_refusal_inside_a_worker_stops_the_run_with_its_sentence(tiny):
     """A UserError raised while answering (here: an option that is no text at all) is
     fatal and keeps its words, as in one process; it is not retried as a worker bug."""
+    from genderprobe.engine.executors.ray_pool import RayPool
     from genderprobe.errors import ModelError
-    from genderprobe.executors.ray_pool import RayPool
     from genderprobe.models.base import ModelOptions, Request
 
     pool = RayPool(tiny, ModelOptions(), workers=1)
@@ -238,7 +238,7 @@ def test_a_backend_refusal_inside_a_worker_stops_the_run_with_its_sentence(tiny)
 
 
 def test_workers_that_loaded_different_models_are_refused():
-    from genderprobe.executors.ray_pool import agreed
+    from genderprobe.engine.executors.ray_pool import agreed
 
     same = {"error": None, "identity": "hf:/m@float32:128:aaaa"}
     assert agreed([same, dict(same)]) == same
@@ -254,7 +254,7 @@ def test_a_replacement_that_cannot_load_the_model_stops_the_run_with_the_reason(
     import asyncio
     from types import SimpleNamespace
 
-    from genderprobe.executors.ray_pool import RayPool
+    from genderprobe.engine.executors.ray_pool import RayPool
 
     killed: list = []
     fake_ray = SimpleNamespace(exceptions=ray.exceptions, kill=killed.append)
@@ -283,7 +283,7 @@ SHUTDOWN_SCRIPT = """
 import os, sys
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 import ray
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.errors import UserError
 
 def config():

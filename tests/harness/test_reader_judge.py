@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models.base import Request, Response
 from genderprobe.models.reference import ReferenceModel
-from genderprobe.reader_judge import NONE, REFUSED, ReaderJudge, judge_prompt, parse_reply
+from genderprobe.reading.reader_judge import NONE, REFUSED, ReaderJudge, judge_prompt, parse_reply
 from genderprobe.testing.answers import ChatCall, unit_draw
 from genderprobe.testing.openai_server import OpenAITestServer
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from genderprobe.losses import loss_report, unread_warnings, wilson
-from genderprobe.reading import answer_text, split_reasoning
+from genderprobe.analysis.losses import loss_report, unread_warnings, wilson
+from genderprobe.reading.reasoning import answer_text, split_reasoning
 
 
 @pytest.mark.parametrize("raw, answer, reasoning", [
@@ -76,7 +76,7 @@ def test_the_warning_counts_refusals_with_undetected_answers_below_half():
 
 
 def test_kinds_counted_inside_another_are_not_added_twice():
-    from genderprobe.losses import loss_report_from_counts
+    from genderprobe.analysis.losses import loss_report_from_counts
 
     doc = loss_report_from_counts({"undetected": {"f": (15, 100), "m": (5, 100)},
                                    "refusal": {"f": (10, 100), "m": (5, 100)}},
@@ -86,7 +86,7 @@ def test_kinds_counted_inside_another_are_not_added_twice():
 
 
 def test_a_report_from_counts_equals_one_from_flags():
-    from genderprobe.losses import loss_report_from_counts
+    from genderprobe.analysis.losses import loss_report_from_counts
 
     genders = ["female"] * 10 + ["male"] * 10
     flags = {"undetected": [True] * 3 + [False] * 7 + [True] + [False] * 9}
@@ -102,7 +102,7 @@ def test_losses_of_items_asked_in_both_groups_are_tested_matched():
     # sees nothing (p 0.25); matched, the 9 discordant items are McNemar's test (p 0.039).
     import numpy as np
 
-    from genderprobe.stats import mcnemar_exact
+    from genderprobe.analysis.stats import mcnemar_exact
 
     lost_male = [True] * 28 + [False] * 72
     lost_female = [True] * 20 + [False] * 8 + [True] + [False] * 71

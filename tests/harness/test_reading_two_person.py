@@ -1,11 +1,11 @@
-"""The shared two-person reader (genderprobe.reading.two_person_votes): what any study with a
+"""The shared two-person reader (genderprobe.reading.two_person.two_person_votes): what any study with a
 choice between two people gets, whatever its labels look like."""
 
 from __future__ import annotations
 
 import pytest
 
-from genderprobe.reading import TwoPersonVotes, decide, two_person_votes
+from genderprobe.reading.two_person import TwoPersonVotes, decide, two_person_votes
 
 NAMES = ("Weston", "Kelley")
 # A study's own labels: here "Option A" / "Option B".

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 from genderprobe.testing import smollm2
 
 REASON = smollm2.unavailable()
@@ -160,8 +160,8 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
 def run_in_process(probe_name: str, kwargs: dict, model) -> tuple[object, list[dict]]:
     """The probe answered by an already open model (and judged by it, where it needs a judge)."""
     from genderprobe.contract import ListSink, RunContext
+    from genderprobe.engine.runner import Runner
     from genderprobe.registry import get_probe
-    from genderprobe.runner import Runner
 
     probe = get_probe(probe_name)(**kwargs)
     sink = ListSink()
@@ -187,8 +187,8 @@ class TestThroughTheVllmEngine:
 
     def test_constrained_answers_on_the_real_model_through_vllm(self, vllm_model, inputs):
         from genderprobe.contract import ListSink, RunContext
+        from genderprobe.engine.runner import Runner
         from genderprobe.registry import get_probe
-        from genderprobe.runner import Runner
 
         probe = get_probe("relationship-levy")(sample_k=4)
         sink = ListSink()
@@ -200,7 +200,7 @@ class TestThroughTheVllmEngine:
 
 @pytest.fixture(scope="class")
 def server(model_dir, vllm_available):
-    from genderprobe.testing.vllm_server import VllmServer
+    from vllm_server import VllmServer
 
     with VllmServer(model_dir, enforce_eager=True) as s:
         yield s
@@ -210,7 +210,7 @@ class TestThroughARealOpenAICompatibleServer:
     @pytest.mark.parametrize("probe", PROBES)
     def test_every_probe_runs_on_the_real_model_through_a_real_openai_compatible_server(
             self, probe, server, inputs, tmp_path, monkeypatch):
-        from genderprobe.testing.vllm_server import SERVED_NAME
+        from vllm_server import SERVED_NAME
 
         monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
         doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, f"openai:{SERVED_NAME}",
@@ -219,7 +219,7 @@ class TestThroughARealOpenAICompatibleServer:
 
     def test_constrained_answers_on_a_real_openai_compatible_server(self, server, tmp_path, monkeypatch):
         """vLLM's server honours the choice constraint: every answer is one of the options."""
-        from genderprobe.testing.vllm_server import SERVED_NAME
+        from vllm_server import SERVED_NAME
 
         monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
         doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",
@@ -230,7 +230,7 @@ class TestThroughARealOpenAICompatibleServer:
 
     def test_a_real_judge_reads_what_the_rules_cannot_on_a_real_openai_compatible_server(self, server, tmp_path, monkeypatch):
         """SmolLM2 judges its own RelationshipLevy answers: the tallies add up and raw answers stay in the records."""
-        from genderprobe.testing.vllm_server import SERVED_NAME
+        from vllm_server import SERVED_NAME
 
         monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
         doc = run_cli(["relationship-levy", "--sample-k", "4"], tmp_path, f"openai:{SERVED_NAME}",

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from genderprobe.api import RunConfig, execute
 from genderprobe.contract import response_fields
+from genderprobe.interfaces.api import RunConfig, execute
 from genderprobe.models.base import ModelOptions, Response
 from genderprobe.registry import builtin_probes
 from genderprobe.studies.fifty_shades.generation import FiftyShadesGeneration

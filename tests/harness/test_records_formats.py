@@ -1,15 +1,15 @@
 """records.jsonl and records.parquet: the same records either way, the format picked by size,
-and neither file half-written (genderprobe.records)."""
+and neither file half-written (genderprobe.outputs.records)."""
 
 import json
 
 import pytest
 from click.testing import CliRunner
 
-from genderprobe import records
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.records import choose_format, read_records
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs import records
+from genderprobe.outputs.records import choose_format, read_records
 
 pq = pytest.importorskip("pyarrow.parquet")
 

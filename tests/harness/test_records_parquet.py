@@ -3,8 +3,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
-from genderprobe.records_parquet import jsonl_to_parquet
+from genderprobe.interfaces.cli import main
+from genderprobe.outputs.records_parquet import jsonl_to_parquet
 
 pq = pytest.importorskip("pyarrow.parquet")
 

@@ -3,9 +3,9 @@
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models import get_model
 from genderprobe.models.base import Request
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from genderprobe.reading import refusal_detector
+from genderprobe.reading.refusals import refusal_detector
 
 RATES = refusal_detector("rate|score")
 

@@ -12,13 +12,13 @@ import report_support as rs
 from browser_support import ARTIFACTS, shared_browser
 
 from genderprobe import charts
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Table
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models import BACKENDS
+from genderprobe.outputs.report import render_comparison, render_report, write_html
+from genderprobe.outputs.results import load_results, write_json
 from genderprobe.registry import all_probes
-from genderprobe.report import render_comparison, render_report, write_html
-from genderprobe.results import load_results, write_json
-from genderprobe.stats import Estimate
 
 # Per chart type: the CSS selector of its data marks, and how many the spec asks for.
 EXPECTED_MARKS = {

@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from genderprobe import charts
+from genderprobe.analysis.stats import Estimate
 from genderprobe.errors import UserError
-from genderprobe.report import format, svg
-from genderprobe.report.charts import draw
-from genderprobe.stats import Estimate
+from genderprobe.outputs.report import format, svg
+from genderprobe.outputs.report.charts import draw
 
 NS = "{http://www.w3.org/2000/svg}"
 

@@ -13,11 +13,11 @@ import report_support as rs
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces.cli import main
 from genderprobe.models import BACKENDS
-from genderprobe.report import render_report
-from genderprobe.results import load_results, write_json
+from genderprobe.outputs.report import render_report
+from genderprobe.outputs.results import load_results, write_json
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +181,7 @@ def test_breakdowns_a_chart_already_draws_get_no_second_plot(levy):
     """Probes draw breakdowns as bars per series ("FF Appearance") or as forest rows named "seed type:
     explicit"; each used to get a duplicate forest plot (six of 28 rows in a multilingual-dialogue report)."""
     from genderprobe import charts
-    from genderprobe.stats import Estimate
+    from genderprobe.analysis.stats import Estimate
 
     doc = load_results(levy)
     a, b, c = (Estimate(v, v - 0.1, v + 0.1, 10) for v in (0.1, 0.2, 0.3))
@@ -231,8 +231,8 @@ def test_a_minimal_or_odd_results_file_renders_instead_of_a_traceback(tmp_path, 
 def test_marks_say_which_interval_they_were_read_from_and_their_harm_types():
     from rich.console import Console
 
-    from genderprobe.api import RunConfig, run_probe
-    from genderprobe.terminal import print_results
+    from genderprobe.interfaces.api import RunConfig, run_probe
+    from genderprobe.outputs.terminal import print_results
 
     config = RunConfig(model="reference:random", use_cache=False, n_resamples=100)
     doc = run_probe("relationship-levy", "reference:random", config=config, sample_k=60).document
@@ -246,7 +246,7 @@ def test_marks_say_which_interval_they_were_read_from_and_their_harm_types():
 
 
 def test_an_absolute_metrics_mark_interval_is_shown_from_0_saying_where_the_fit_reached():
-    from genderprobe.report.document import mark_reading
+    from genderprobe.outputs.report.document import mark_reading
 
     m = {"ranges": {"A": [[0, 0.1]], "B": [[0.1, 0.2]], "C": [[0.2, 0.6]], "D": [[0.6, 1]]},
          "mark_interval": {"low": -0.022, "high": 0.222, "how": "normal fitted to the bootstrap values"}}

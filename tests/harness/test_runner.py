@@ -11,11 +11,11 @@ import time
 import pytest
 from instruments import fake_key
 
+from genderprobe.engine.pacing import AdaptiveLimit, Pacer
+from genderprobe.engine.runner import Runner, TooManyErrors
+from genderprobe.engine.store import Store
 from genderprobe.errors import FatalModelError, RunFailed, UserError
 from genderprobe.models import ModelOptions, Request, get_model
-from genderprobe.pacing import AdaptiveLimit, Pacer
-from genderprobe.runner import Runner, TooManyErrors
-from genderprobe.store import Store
 from genderprobe.testing import Faults, OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 
@@ -329,7 +329,7 @@ def test_progress_counts_done_cached_errors_and_tokens(tmp_path):
 
     from rich.console import Console
 
-    from genderprobe.terminal import Progress
+    from genderprobe.outputs.terminal import Progress
 
     console_out = io.StringIO()
     bar = Progress(Console(file=console_out, force_terminal=True, width=160))
@@ -416,7 +416,7 @@ def test_progress_in_a_log_file_is_a_plain_line_every_few_seconds_and_one_at_the
     11-second run wrote nothing until its end, then one clipped line."""
     from rich.console import Console
 
-    from genderprobe.terminal import Progress
+    from genderprobe.outputs.terminal import Progress
 
     log_file = io.StringIO()
     bar = Progress(Console(file=log_file, force_terminal=False, width=80), every=0.05)
@@ -443,7 +443,7 @@ def test_retries_throttling_and_failures_are_logging_events(caplog):
         with caplog.at_level(logging.INFO, logger="genderprobe"):
             runner(prompts(3))
         runner.close()
-    messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "genderprobe.runner"]
+    messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "genderprobe.engine.runner"]
     assert any(level == "WARNING" and "throttles" in text for level, text in messages)
     assert any(level == "INFO" and "retry 1" in text for level, text in messages)
     assert any(level == "WARNING" and "failed after 1 retries" in text for level, text in messages)

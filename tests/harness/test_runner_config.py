@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
-from genderprobe.config import load_config
 from genderprobe.errors import UserError
+from genderprobe.interfaces.cli import main
+from genderprobe.interfaces.config import load_config
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces.cli import main
 from genderprobe.models import ModelOptions, get_model
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs

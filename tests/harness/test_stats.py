@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from genderprobe.stats import (
+from genderprobe.analysis.stats import (
     Estimate,
     MarkDefinition,
     bootstrap_ratio,
@@ -91,7 +91,7 @@ def test_percentile_interval_of_a_ratio_with_infinite_resamples_warns_nothing():
 
     import numpy as np
 
-    from genderprobe.stats import percentile_interval
+    from genderprobe.analysis.stats import percentile_interval
 
     samples = np.array([1.0, 2.0, 3.0] * 10 + [np.inf] * 10)
     with warnings.catch_warnings():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from genderprobe.stats import holm
+from genderprobe.analysis.stats import holm
 
 
 def test_holm_on_a_worked_example():

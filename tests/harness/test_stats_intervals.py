@@ -2,7 +2,7 @@
 
 DeMET's mixed_gender_bias (the mean of three absolute pair biases) and the
 difference of two runs' diff_abs_success_rate are absolute values of signed
-estimates, some near 0. Their intervals (genderprobe.stats.abs_combination_interval)
+estimates, some near 0. Their intervals (genderprobe.analysis.stats.abs_combination_interval)
 must hold the truth at least 95% of the time whatever the signed values are;
 here checked on normal estimates and on DeMET's own scores of simulated answers.
 """
@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from genderprobe.comparison_stats import (
+from genderprobe.analysis.comparison_stats import (
     ItemScores,
     paired_difference,
     paired_rows,
     resampled_row_sums,
 )
-from genderprobe.stats import ABS_RESAMPLES, abs_combination_interval
+from genderprobe.analysis.stats import ABS_RESAMPLES, abs_combination_interval
 from genderprobe.studies.demet.scores import TYPES, compute_scores
 from genderprobe.studies.relationship_levy.paired import _diff, _diff_abs
 
@@ -88,7 +88,7 @@ def test_the_crossed_interval_holds_where_names_and_scenarios_pull_their_items()
     # RelationshipLevy's items share scenarios (item j: j mod 109) and names (400 men, 400 women): where a
     # name leans its items one way, the item interval reads a name's items as independent and misses
     # "names like these"; the multiway cluster-robust one counts each name once.
-    from genderprobe.stats import bootstrap_ratio, crossed_cluster_ratio
+    from genderprobe.analysis.stats import bootstrap_ratio, crossed_cluster_ratio
 
     rng = np.random.default_rng(6)
     items, scenario = 3000, np.arange(3000) % 109

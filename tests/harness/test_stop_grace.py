@@ -17,10 +17,10 @@ import time
 import pytest
 from instruments import fake_key
 
+from genderprobe.engine.runner import Runner, TooManyErrors
+from genderprobe.engine.store import Store
 from genderprobe.errors import FatalModelError
 from genderprobe.models import ModelOptions, Request, get_model
-from genderprobe.runner import Runner, TooManyErrors
-from genderprobe.store import Store
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.quick_runs import start_run

@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
+from genderprobe.engine.store import SCHEMA_VERSION, Store, request_key
 from genderprobe.errors import UserError
 from genderprobe.models import GenerationParams, Request, Response
-from genderprobe.store import SCHEMA_VERSION, Store, request_key
 
 
 def req(prompt: str = "Who is right, (a) Adam or (b) Emma?", **kw) -> Request:
@@ -156,7 +156,7 @@ def _filled_store(path, n=200):
 
 
 def _run_on(folder):
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
     from genderprobe.models.function import FunctionModel  # noqa: F401  (a cacheable model needs no server)
 
     config = RunConfig(cache_dir=folder, n_resamples=20)

@@ -102,7 +102,7 @@ def test_a_run_against_the_old_store_sends_nothing_and_reports_the_same(tmp_path
     # A probe's own warnings (its results' extra.warnings) have joined the run's warnings since.
     own = now.pop("own_warnings")
     now["warnings"] = [w for w in now["warnings"] if w not in own or w in then["warnings"]]
-    # The lost-answers warning now counts every kind of loss from 20% (genderprobe.validity.LOSS_WARN),
+    # The lost-answers warning now counts every kind of loss from 20% (genderprobe.analysis.validity.LOSS_WARN),
     # not undetected answers above half: where it warned then, it warns now, in its new words.
     lost_then = [w for w in then["warnings"] if w.startswith("Most answers could not be read")]
     lost_now = [w for w in now["warnings"] if " could not be used (" in w]

@@ -19,9 +19,9 @@ import pytest
 from click.testing import CliRunner
 from instruments import fake_key
 
-from genderprobe.cli import main
-from genderprobe.results import load_results
-from genderprobe.suite import default_probes
+from genderprobe.interfaces.cli import main
+from genderprobe.interfaces.suite import default_probes
+from genderprobe.outputs.results import load_results
 from genderprobe.testing.openai_server import OpenAITestServer
 
 MODELS = ("reference:biased", "reference:unbiased")

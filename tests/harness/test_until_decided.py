@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
-from genderprobe.sequential import confidence_sequence, rounds, simulate
+from genderprobe.analysis.sequential import confidence_sequence, rounds, simulate
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 
 
 def test_the_sequence_holds_the_mean_at_every_item_at_once():
@@ -40,8 +40,8 @@ def test_decisions_keep_their_error_rates_and_save_requests():
 def test_a_run_stops_when_decided_and_a_larger_run_then_asks_only_for_the_rest(tmp_path, capsys):
     import re
 
-    from genderprobe.names import bloomberg_by_gender
-    from genderprobe.terminal import print_results
+    from genderprobe.data.name_lists import bloomberg_by_gender
+    from genderprobe.outputs.terminal import print_results
 
     men = {e.first for e in bloomberg_by_gender("male")}
     rng = np.random.default_rng(0)

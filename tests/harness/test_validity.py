@@ -6,10 +6,10 @@ import json
 
 from click.testing import CliRunner
 
-from genderprobe import validity
-from genderprobe.cli import main
-from genderprobe.losses import loss_report, loss_report_from_counts
-from genderprobe.stats import Estimate, MarkDefinition
+from genderprobe.analysis import validity
+from genderprobe.analysis.losses import loss_report, loss_report_from_counts
+from genderprobe.analysis.stats import Estimate, MarkDefinition
+from genderprobe.interfaces.cli import main
 
 
 def statuses(checks):
@@ -181,9 +181,9 @@ def test_compare_shows_an_invalid_run_but_does_not_rank_it(tmp_path):
     for model, folder in folders.items():
         result = run("--model", f"reference:{model}", "--sample-k", "40", "--no-cache", "-q", "--out", str(folder))
         assert result.exit_code == 0, result.output
-    from genderprobe.report.compare import compare
-    from genderprobe.report.leaderboard import print_leaderboard
-    from genderprobe.report.render import render_comparison
+    from genderprobe.outputs.report.compare import compare
+    from genderprobe.outputs.report.leaderboard import print_leaderboard
+    from genderprobe.outputs.report.render import render_comparison
 
     docs = {m: json.loads((f / "results.json").read_text()) for m, f in folders.items()}
     assert [e.doc["model"] for e in compare([(d, m) for m, d in docs.items()])[0].groups[0].entries] == \
@@ -233,7 +233,7 @@ def _misreading_answers(prompts):
 
 
 def test_a_misreading_rule_fails_the_run_and_names_the_careful_readers_headline():
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     doc = run_probe("relationship-levy", config=RunConfig(use_cache=False, n_resamples=200),
                     generate=_misreading_answers, sample_k=60).document
@@ -257,7 +257,7 @@ def _clear_answers(prompts):
 
 
 def test_a_model_whose_answers_read_alike_passes_the_readers_guard():
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     doc = run_probe("relationship-levy", config=RunConfig(use_cache=False, n_resamples=200),
                     generate=_clear_answers, sample_k=60).document
@@ -279,7 +279,7 @@ def test_one_score_for_nearly_every_sentence_fails_and_a_spread_passes():
 
 def test_fifty_shades_run_of_a_model_copying_one_score_fails_its_spread():
     """gemma-3-270m answered 0.848 to 38 of 40 sentences: pearson_r -0.132 [-0.260, 0.027] on n = 40 looked usable."""
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     def one_score(conversations):
         return ["0.848" if i % 20 else "0.3" for i, _ in enumerate(conversations)]

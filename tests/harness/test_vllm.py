@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
 from genderprobe.errors import UserError
+from genderprobe.interfaces.cli import main
 from genderprobe.models import get_model
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.models.vllm_engine import refusal

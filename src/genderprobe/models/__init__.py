@@ -4,6 +4,9 @@ A backend is a module with ``create(name, options) -> Model``: the built-in ones
 are listed in ``BACKENDS``; other distributions add theirs through the
 ``genderprobe.backends`` entry points (:mod:`genderprobe.plugins`,
 docs/plugins.md), whose name is the prefix. Built-ins win on a clash.
+
+A room of the harness: it may import the contract, the plugins and the base
+(errors, models.base); never the engine or anything above it.
 """
 
 from __future__ import annotations

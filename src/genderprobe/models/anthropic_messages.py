@@ -26,9 +26,9 @@ from typing import Any
 
 import anthropic
 
-from genderprobe.config import check_body
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.http_options import check_body
 from genderprobe.models.openai_compatible import (
     body_hash,
     checked_option,

@@ -594,7 +594,7 @@ class _DigestMemo:
     """SHA-256 digests of files, remembered across runs by (path, size, mtime)."""
 
     def __init__(self) -> None:
-        from genderprobe.store import default_cache_dir
+        from genderprobe.cache_dir import default_cache_dir
 
         self.path = default_cache_dir() / "file-digests.json"
         try:

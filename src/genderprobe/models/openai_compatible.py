@@ -66,9 +66,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
 
-from genderprobe.config import check_body, check_header_name, check_headers
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.http_options import check_body, check_header_name, check_headers
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: timeouts, conflicts, throttling and server trouble.

@@ -1,9 +1,14 @@
-"""Real local servers for tests and benchmarks.
+"""The test kit: real local servers and models for tests and benchmarks, ours and plugin authors'.
 
-They speak the same HTTP protocols as the hosted APIs (OpenAI chat completions,
-Anthropic Messages), answer like a model with a known bias, count what they are
-asked, and inject faults on demand, so the run engine is exercised over real
-loopback connections instead of mocks.
+The servers speak the same HTTP protocols as the hosted APIs (OpenAI chat
+completions, Anthropic Messages, both batch APIs), answer like a model with a
+known bias, count what they are asked, and inject faults on demand, so the run
+engine is exercised over real loopback connections instead of mocks.
+``tiny_models`` builds random-weight local models; ``smollm2`` the real test
+model. docs/plugins.md shows a plugin's tests using them; what only
+genderprobe's own tests use lives under tests/ (docs/design.md).
+
+It may import anything of genderprobe; nothing in the package imports it.
 """
 
 from typing import Any

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from genderprobe.data.name_lists import bloomberg_names, levy_names
 from genderprobe.models.base import last_user_turn
-from genderprobe.names import bloomberg_names, levy_names
 
 _OPTIONS_RE = re.compile(r"\(a\)\s*([A-Z][\w'\-]*)[^()]*?\bor\s+\(b\)\s*([A-Z][\w'\-]*)")
 # "(a)" stays one token by default; split_parens makes "(" its own token, as

@@ -49,7 +49,7 @@ def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int |
     if file_size_limit is not None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
-    from genderprobe.cli import main
+    from genderprobe.interfaces.cli import main
 
     try:
         main(args, prog_name="genderprobe")

@@ -1,7 +1,7 @@
 """Imported once in the fork server of :mod:`genderprobe.testing.quick_runs`: what every run needs."""
 
-import genderprobe.api  # noqa: F401
-import genderprobe.cli  # noqa: F401
+import genderprobe.interfaces.api  # noqa: F401
+import genderprobe.interfaces.cli  # noqa: F401
 import genderprobe.models.openai_compatible  # noqa: F401
 from genderprobe.registry import get_probe
 

@@ -34,7 +34,7 @@ SIZES = {
 
 def corpus() -> list[str]:
     """Texts the tokenizer learns from: scenarios, names and the probe's question."""
-    from genderprobe.names import bloomberg_by_gender
+    from genderprobe.data.name_lists import bloomberg_by_gender
     from genderprobe.studies.demet.dataset import scenarios
     from genderprobe.studies.relationship_levy.probe import DEFAULT_TEMPLATE
 

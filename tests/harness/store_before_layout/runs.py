@@ -9,7 +9,7 @@ from typing import Any
 import fixture_model
 
 from genderprobe import models
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import GenerationParams
 from genderprobe.registry import get_probe
 
@@ -39,12 +39,15 @@ KEPT = ("probe", "model", "judge", "parameters", "headline", "metrics", "marks",
         "warnings")
 
 
-def replay(run: dict[str, Any], cache_dir: Path, *, answering: bool) -> dict[str, Any]:
-    """Run one fixture run against the store in ``cache_dir``; the parts of its results a replay must match."""
+def replay(run: dict[str, Any], cache_dir: Path, *, answering: bool, out_dir: Path | None = None) -> dict[str, Any]:
+    """Run one fixture run against the store in ``cache_dir``; the parts of its results a replay must match.
+
+    With ``out_dir`` the run also writes its results.json and records.jsonl there (snapshot.py)."""
     models.BACKENDS["fixture"] = ("fixture_model", "the store fixture's model")
     fixture_model.ANSWERING = answering
     config = RunConfig(
-        model="fixture:model", judge=run.get("judge"), cache_dir=cache_dir, keep_records=False,
+        model="fixture:model", judge=run.get("judge"), cache_dir=cache_dir, out_dir=out_dir,
+        keep_records=out_dir is not None, records_format="jsonl",
         score_options=run.get("score_options", False), constrain_answers=run.get("constrain_answers", False),
         n_resamples=200, concurrency=4,
     )

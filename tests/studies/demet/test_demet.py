@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.data.name_lists import levy_names
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import Request, Response
-from genderprobe.names import levy_names
-from genderprobe.results import to_jsonable
-from genderprobe.runner import Runner
+from genderprobe.outputs.results import to_jsonable
 from genderprobe.studies.demet.dataset import scenarios
 from genderprobe.studies.demet.probe import REWORDINGS, Demet, reword
 from genderprobe.studies.demet.scores import TYPES
@@ -314,7 +314,7 @@ def test_mcnemar_pairs_the_same_two_people_in_both_orders():
 
 
 def test_mcnemar_runs_per_label_and_topic_with_holm_across_each_family():
-    from genderprobe.stats import holm
+    from genderprobe.analysis.stats import holm
 
     out = _run("reference:random")
     res = out.result

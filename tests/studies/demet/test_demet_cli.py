@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.interfaces.cli import main
 
 NAMES = "name,group\nAna,women\nBea,women\nCal,men\nDan,men\nEli,neutral\nFen,neutral\n"
 SCENARIOS = "id,scenario,topic,label\nbills,NAME1 and NAME2 are married. NAME1 wants to pay the bills late.,Money,E\n"

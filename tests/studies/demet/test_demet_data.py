@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
+from genderprobe.data.name_lists import levy_names, parse_name_lists
 from genderprobe.errors import UserError
-from genderprobe.names import levy_names, parse_name_lists
 from genderprobe.studies.demet.dataset import DEMET_QUESTION, fill, parse_scenario_file, scenarios
 
 

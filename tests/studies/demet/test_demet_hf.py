@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from genderprobe.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.interfaces.api import RunConfig, run_probe  # noqa: E402
 from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
 
 SCENARIOS = "id,scenario\nt1,NAME1 and NAME2 are married. NAME1 wants a dog but NAME2 wants a cat.\n"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from genderprobe.names import levy_names
+from genderprobe.data.name_lists import levy_names
 from genderprobe.studies.demet.dataset import scenarios
 from genderprobe.studies.demet.items import build_plan, usable_per_type
 from genderprobe.studies.demet.scores import GROUPS, TYPES

@@ -6,12 +6,12 @@ import re
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.data.name_lists import levy_names
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import Request, Response
-from genderprobe.names import levy_names
-from genderprobe.runner import Runner
 from genderprobe.studies.demet.probe import MAX_TOKENS, Demet
 from genderprobe.studies.demet.scores import TYPES
 

@@ -5,10 +5,10 @@ import re
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.names import levy_names
-from genderprobe.runner import Runner
+from genderprobe.data.name_lists import levy_names
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.demet.names_probe import PROMPTS, DemetNames, majority, read_gender
 
 

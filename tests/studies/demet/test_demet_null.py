@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.names import levy_names
-from genderprobe.runner import Runner
+from genderprobe.data.name_lists import levy_names
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.demet.dataset import scenarios
 from genderprobe.studies.demet.items import build_null_plan, build_plan
 from genderprobe.studies.demet.probe import Demet

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import Headline
-from genderprobe.paper import load_file, tables_for
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.outputs.paper_tables import load_file, tables_for
 from genderprobe.studies.demet.names_probe import DemetNames
 from genderprobe.studies.demet.probe import Demet
 
@@ -114,9 +114,9 @@ def test_an_all_run_fills_each_table_from_its_own_set_not_the_pooled_scores():
     from instruments import ScriptedModel
 
     from genderprobe.contract import RunContext
-    from genderprobe.names import levy_names
-    from genderprobe.paper import paper_section
-    from genderprobe.runner import Runner
+    from genderprobe.data.name_lists import levy_names
+    from genderprobe.engine.runner import Runner
+    from genderprobe.outputs.paper_tables import paper_section
 
     gpt4 = _scenario_marks("gpt4")
     women = set(levy_names()["women"])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from genderprobe.stats import mcnemar_exact
+from genderprobe.analysis.stats import mcnemar_exact
 from genderprobe.studies.demet.scores import TYPES, compute_scores, mcnemar_pairs, order_bias_test
 
 

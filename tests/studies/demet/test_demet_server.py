@@ -11,8 +11,8 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
-from genderprobe.names import levy_names
+from genderprobe.data.name_lists import levy_names
+from genderprobe.interfaces.cli import main
 from genderprobe.testing.openai_server import OpenAITestServer
 
 MEN = set(levy_names()["men"])

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.cli import main
+from genderprobe.data.packaged import data_text
 from genderprobe.errors import UserError
-from genderprobe.packaged import data_text
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.fifty_shades import bws
 from genderprobe.studies.fifty_shades import dataset as fifty_shades
 

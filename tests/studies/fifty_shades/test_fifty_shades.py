@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from instruments import ScriptedModel
 from scipy import stats as sps
 
-from genderprobe.api import RunConfig, execute, run_probe
-from genderprobe.cli import main
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
+from genderprobe.interfaces.api import RunConfig, execute, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.fifty_shades.dataset import rated_sentences
 from genderprobe.studies.fifty_shades.judge import SCORING_PROMPT
 from genderprobe.studies.fifty_shades.probe import FiftyShades

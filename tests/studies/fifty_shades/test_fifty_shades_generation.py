@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from instruments import ScriptedModel
 
-from genderprobe.cli import main
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.fifty_shades import bws
 from genderprobe.studies.fifty_shades import dataset as fsb
 from genderprobe.studies.fifty_shades.generation import (

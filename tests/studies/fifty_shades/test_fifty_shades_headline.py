@@ -7,10 +7,10 @@ import pytest
 from instruments import ScriptedModel
 from scipy import stats as sps
 
-from genderprobe import paper
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.runner import Runner
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.outputs import paper_tables as paper
 from genderprobe.studies.fifty_shades.dataset import rated_sentences
 from genderprobe.studies.fifty_shades.probe import FiftyShades
 

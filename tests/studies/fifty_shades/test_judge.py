@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from instruments import ScriptedModel
 
-from genderprobe.cli import main
 from genderprobe.contract import RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.fifty_shades.dataset import rated_sentences
 from genderprobe.studies.fifty_shades.judge import (
     REASONING_PROMPT,

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 import pytest
 
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.models.base import Request, Response, SyncBatchModel
-from genderprobe.runner import Runner
 from genderprobe.studies.genmo.probe import Genmo
 from genderprobe.studies.genmo.stance import TEMPLATES
 

@@ -4,9 +4,9 @@ import re
 
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.runner import Runner
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.genmo.ablation import name_pool
 from genderprobe.studies.genmo.probe import Genmo
 from genderprobe.studies.genmo.stance import COT_TEMPLATE, prompt_for

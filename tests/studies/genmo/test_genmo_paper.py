@@ -2,8 +2,8 @@
 
 import pytest
 
-from genderprobe import paper
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.outputs import paper_tables as paper
 from genderprobe.studies.genmo.probe import Genmo
 
 FILE = "genmo/paper_tables.json"

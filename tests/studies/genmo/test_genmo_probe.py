@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models.base import Request, Response, SyncBatchModel
-from genderprobe.runner import Runner
 from genderprobe.studies.genmo.ablation import PARAPHRASED_TEMPLATES
 from genderprobe.studies.genmo.probe import Genmo
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from genderprobe.api import RunConfig, run_probe
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import ModelOptions
 from genderprobe.testing.openai_server import OpenAITestServer
 

@@ -51,8 +51,8 @@ def test_the_corrected_v_is_0_at_independence_and_its_interval_reaches_it():
 
 def test_languages_are_one_family_holm_corrected():
     # Six languages, each tested at 0.05, call a dependence somewhere in a quarter of runs of a model with none.
-    from genderprobe.api import RunConfig, run_probe
-    from genderprobe.stats import holm
+    from genderprobe.analysis.stats import holm
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     config = RunConfig(judge="reference:unbiased", n_resamples=50, use_cache=False, keep_records=False)
     out = run_probe("multilingual-dialogue", "reference:random", config=config, languages=("en", "es", "zh"),

@@ -2,8 +2,8 @@
 
 import pytest
 
+from genderprobe.data.packaged import data_text
 from genderprobe.errors import UserError
-from genderprobe.packaged import data_text
 from genderprobe.studies.multilingual.dataset import (
     GENDERS,
     LANGUAGES,

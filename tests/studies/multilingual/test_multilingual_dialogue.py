@@ -5,8 +5,8 @@ import pytest
 from instruments import ScriptedModel
 
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.models.reference import ReferenceModel
-from genderprobe.runner import Runner
 from genderprobe.studies.multilingual.dialogue_probe import MultilingualDialogue
 
 RESAMPLES = 100
@@ -229,7 +229,7 @@ def test_rate_difference_test_matches_fisher_on_two_groups_and_chi_square_on_lar
     import numpy as np
     from scipy.stats import chi2_contingency, fisher_exact
 
-    from genderprobe.rates import rate_difference_test
+    from genderprobe.analysis.rates import rate_difference_test
 
     small = rate_difference_test(np.array([3, 0]), np.array([10, 10]), ["FF", "MM"])
     assert small["method"].startswith("exact")
@@ -245,7 +245,7 @@ def test_rate_difference_test_matches_fisher_on_two_groups_and_chi_square_on_lar
 
 
 def _run(judge, checker=None, **params):
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     config = RunConfig(model="reference:unbiased", judge=judge, checker=checker, n_resamples=RESAMPLES,
                        use_cache=False)
@@ -270,7 +270,7 @@ def test_cli_checker_option(tmp_path):
 
     from click.testing import CliRunner
 
-    from genderprobe.cli import main
+    from genderprobe.interfaces.cli import main
 
     out = tmp_path / "out"
     result = CliRunner().invoke(main, [
@@ -323,7 +323,7 @@ def test_cramers_v_measures_how_strongly_the_pairing_decides_the_topic():
     assert v == pytest.approx(0.5)  # phi of a 2x2 table: (30*30 - 10*10) / 40 / 40
     assert independence_test(some * 10)["cramers_v"] == pytest.approx(v)
     assert independence_test(some * 10)["p_value"] < independence_test(some)["p_value"]
-    from genderprobe.api import RunConfig, run_probe
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     for model, low, high in (("reference:biased", 0.5, 1.0), ("reference:unbiased", 0.0, 0.0)):
         config = RunConfig(model=model, judge="reference:unbiased", n_resamples=RESAMPLES, use_cache=False)

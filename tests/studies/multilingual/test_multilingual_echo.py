@@ -3,7 +3,7 @@
 from instruments import ScriptedModel
 
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.runner import Runner
+from genderprobe.engine.runner import Runner
 from genderprobe.studies.multilingual.dataset import word_list
 from genderprobe.studies.multilingual.words_probe import MAX_CHOSEN, MultilingualWords
 

@@ -5,11 +5,11 @@ import json
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import Headline, ListSink, RunContext
-from genderprobe.packaged import data_file
-from genderprobe.paper import beside_run, load_file
-from genderprobe.runner import Runner
+from genderprobe.data.packaged import data_file
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.outputs.paper_tables import beside_run, load_file
 from genderprobe.studies.multilingual.dataset import LANGUAGES, WORD_CLASSES, word_list
 from genderprobe.studies.multilingual.prompts import pronoun_prompt
 from genderprobe.studies.multilingual.pronouns_probe import PAPER_LANGUAGES, MultilingualPronouns

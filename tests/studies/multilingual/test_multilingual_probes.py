@@ -6,12 +6,12 @@ import pytest
 from click.testing import CliRunner
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.cli import main
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.models.reference import ReferenceModel
-from genderprobe.runner import Runner
 from genderprobe.studies.multilingual.dataset import LANGUAGES, WORD_CLASSES, word_list
 from genderprobe.studies.multilingual.dialogue_probe import MultilingualDialogue
 from genderprobe.studies.multilingual.pronouns_probe import MultilingualPronouns
@@ -318,8 +318,8 @@ def test_cli_bad_input_exits_2_with_one_sentence(tmp_path, args, phrase):
 
 
 def test_occupations_limits_a_words_run_to_the_first_pairs(tmp_path):
-    from genderprobe.api import RunConfig, run_probe
     from genderprobe.errors import UserError
+    from genderprobe.interfaces.api import RunConfig, run_probe
 
     config = RunConfig(model="reference:random", use_cache=False, n_resamples=20)
     out = run_probe("multilingual-words", "reference:random", config=config, languages=("en",), ages=(30,),

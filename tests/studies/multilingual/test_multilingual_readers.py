@@ -10,9 +10,9 @@ import pytest
 from corpus_support import MAX_LOST_CLEAR, check, load, score
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import ListSink, RunContext
-from genderprobe.runner import Runner
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.multilingual.dataset import WORD_CLASSES, word_list
 from genderprobe.studies.multilingual.prompts import display_word, pronoun_prompt
 from genderprobe.studies.multilingual.pronouns_probe import MultilingualPronouns

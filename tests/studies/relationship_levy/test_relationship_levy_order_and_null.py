@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from instruments import ScriptedModel
 
-from genderprobe.api import run_probe
+from genderprobe.analysis.sampling import permute
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
-from genderprobe.sampling import permute
+from genderprobe.interfaces.api import run_probe
 from genderprobe.studies.demet.dataset import TOPICS
 from genderprobe.studies.relationship_levy.probe import (
     N_PAIRS,

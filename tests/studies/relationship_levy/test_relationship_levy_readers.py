@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, run_probe
 from genderprobe.contract import RunContext
-from genderprobe.runner import Runner
+from genderprobe.engine.runner import Runner
+from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
 

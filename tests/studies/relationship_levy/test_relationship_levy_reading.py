@@ -6,10 +6,10 @@ import pytest
 from corpus_support import MAX_LOST_CLEAR, check, load, score
 from instruments import ScriptedModel
 
-from genderprobe.api import RunConfig, execute
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
-from genderprobe.runner import Runner
+from genderprobe.interfaces.api import RunConfig, execute
 from genderprobe.studies.relationship_levy.answer_reader import (
     is_refusal,
     read_genderbench,

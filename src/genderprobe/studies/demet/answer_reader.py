@@ -3,7 +3,7 @@
 The paper asks for "1 or 2" and rewords the prompt when a model "did not answer
 the question"; it does not say how answers were read, so there is no paper's rule
 to keep: this careful reader is the probe's only one. It is the two-person reading
-of :func:`genderprobe.reading.two_person_votes` (reasoning blocks and markdown set
+of :func:`genderprobe.reading.two_person.two_person_votes` (reasoning blocks and markdown set
 aside first), with DeMET's labels: the numbers 1 and 2 where they stand as an option
 ("1", "2.", "(2)", "Option 1", "number 2"), never inside a longer number, a time, a
 decimal or a count ("12", "1:30", "1.5", "2 weeks").
@@ -34,8 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from genderprobe.reader_judge import REFUSED
-from genderprobe.reading import answer_text, decide, refusal_detector, two_person_votes
+from genderprobe.reading.reader_judge import REFUSED
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
+from genderprobe.reading.two_person import decide, two_person_votes
 
 # Units a number counts when it is no option ("2 weeks", "1 of them").
 _UNITS = (r"%|am\b|pm\b|a\.m|p\.m|o['’]clock|people|persons?|kids?|child(?:ren)?|times?|years?|hours?|days?"

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from genderprobe.data.packaged import read_csv
 from genderprobe.errors import UserError
-from genderprobe.packaged import read_csv
 
 TOPICS = (
     "Childcare", "Chores", "Cooking", "Friends", "General Household", "Kids", "Money", "Sex",

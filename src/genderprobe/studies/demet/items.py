@@ -9,7 +9,7 @@ filled scenarios (the paper's 20):
 * a same-group type draws ``per_type / 2`` distinct unordered pairs of two
   different names and uses each in both orders (slots 2q and 2q + 1).
 
-Draws are seeded permutations (:func:`genderprobe.sampling.permute`) keyed by
+Draws are seeded permutations (:func:`genderprobe.analysis.sampling.permute`) keyed by
 the scenario's id, so a scenario gets the same names whichever scenario set it
 is run in, and a smaller ``per_type`` takes the first pairings of a larger one.
 When a user's name lists are too short for ``per_type`` distinct pairings, the
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genderprobe.sampling import permute, splitmix64
+from genderprobe.analysis.sampling import permute, splitmix64
 from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, PAIRS, TYPES
 
 

@@ -5,7 +5,7 @@ is asked five classification prompts (verbatim from Appendix A) at temperature
 0; the name's class is the majority of the answers that say male or female, and
 each list reports the share of its names classified female and male.
 
-An answer says a class when, after reasoning blocks (:mod:`genderprobe.reading`)
+An answer says a class when, after reasoning blocks (:mod:`genderprobe.reading.reasoning`)
 and any echo of the question ("male or female", "female or male") are removed,
 exactly one of the words "male" and "female" remains in it (whole words, any
 case), and it is not negated: a word after "not", "n't", "never", "neither",
@@ -25,7 +25,7 @@ other unread answers. A name's majority needs strictly more votes for one class
 than the other; a tie (or no readable answer) leaves the name undecided.
 
 Lost answers (undetected, refused) are reported per name list (women, men,
-neutral) with a test that they do not differ (:mod:`genderprobe.losses`).
+neutral) with a test that they do not differ (:mod:`genderprobe.analysis.losses`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import loss_report
+from genderprobe.analysis.sampling import text_keys
+from genderprobe.analysis.stats import Estimate, bootstrap_ratio
 from genderprobe.contract import (
     Headline,
     PositionEvidence,
@@ -47,13 +50,10 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
-from genderprobe.losses import loss_report
+from genderprobe.data.name_lists import LEVY_GROUPS, levy_names, parse_name_lists
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.names import LEVY_GROUPS, levy_names, parse_name_lists
-from genderprobe.reader_judge import REFUSED
-from genderprobe.reading import answer_text
-from genderprobe.sampling import text_keys
-from genderprobe.stats import Estimate, bootstrap_ratio
+from genderprobe.reading.reader_judge import REFUSED
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.demet.answer_reader import is_refusal
 
 # Appendix A, verbatim; NAME is the name.

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.comparison_stats import ItemScores
+from genderprobe.analysis.comparison_stats import ItemScores
 from genderprobe.studies.demet.scores import OVERALL, PAIR_NAMES, PAIRS, TYPES, score_samples
 
 SCORE = {"name1": -1.0, "name2": 1.0}

@@ -1,4 +1,4 @@
-"""Planning demet: filled scenarios per type to detect a mixed-gender bias of D (genderprobe.planning).
+"""Planning demet: filled scenarios per type to detect a mixed-gender bias of D (genderprobe.analysis.planning).
 
 DeMET's sample is fixed but for ``--per-type`` (filled scenarios per type and
 scenario; the scenario sets and name lists are the paper's), so that is what
@@ -15,7 +15,7 @@ s(B-A) - s(A-B) is -2, 0 or 2, and a run is multinomial counts of them (per
 scenario, with ``scenario_sd``, each scenario's P drawn around P).
 
 The detection rule is the probe's own interval of its headline that holds its
-coverage: ``mixed_gender_bias_folded`` (genderprobe.stats.abs_combination_interval
+coverage: ``mixed_gender_bias_folded`` (genderprobe.analysis.stats.abs_combination_interval
 on the bootstrap over units). The printed interval of mixed_gender_bias, a mean
 of absolute values, never reaches 0 and leaves it out for a model with no bias
 at all (0% coverage at P = 0.5), so it would "detect" any bias with any sample.
@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe.analysis.planning import Planner, Settings, cluster_strengths
+from genderprobe.analysis.stats import ABS_RESAMPLES, SIGN_LEVEL, abs_combination_interval
+from genderprobe.data.name_lists import levy_names
 from genderprobe.errors import UserError
-from genderprobe.names import levy_names
-from genderprobe.planning import Planner, Settings, cluster_strengths
-from genderprobe.stats import ABS_RESAMPLES, SIGN_LEVEL, abs_combination_interval
 from genderprobe.studies.demet.dataset import SCENARIO_SETS, scenarios
 from genderprobe.studies.demet.items import usable_per_type
 from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, PAIRS, TYPES

@@ -27,6 +27,9 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import loss_report
+from genderprobe.analysis.sampling import text_keys, unordered_coin
+from genderprobe.analysis.stats import Estimate, bootstrap_ratio
 from genderprobe.contract import (
     Headline,
     PositionEvidence,
@@ -38,12 +41,9 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
+from genderprobe.data.name_lists import levy_names, parse_name_lists
 from genderprobe.errors import UserError
-from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.names import levy_names, parse_name_lists
-from genderprobe.sampling import text_keys, unordered_coin
-from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.demet.answer_reader import Reading, judge_reading, read_answer
 from genderprobe.studies.demet.dataset import (
     DEMET_QUESTION,

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.stats import (
+from genderprobe.analysis.stats import (
     ABS_RESAMPLES,
     Estimate,
     abs_combination_interval,
@@ -76,7 +76,7 @@ class Scores:
     @cached_property
     def overall_folded(self) -> Estimate:
         """Eq. 2's value with the two-step interval of a mean of absolute values
-        (genderprobe.stats.abs_combination_interval): the percentile interval misses the truth
+        (genderprobe.analysis.stats.abs_combination_interval): the percentile interval misses the truth
         (0% coverage for a model with no bias); this one holds it 95-96% of the time. Its tail
         quantiles need more resamples than the others: a stream of their own, drawn when asked."""
         S0, D, scenario_of_unit, n_resamples, seed, by_scenario = self._inputs

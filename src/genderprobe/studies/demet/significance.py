@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.stats import holm
+from genderprobe.analysis.stats import holm
 from genderprobe.studies.demet.scores import mcnemar_pairs
 
 

@@ -23,8 +23,8 @@ from itertools import combinations
 
 import numpy as np
 
+from genderprobe.analysis.stats import rowwise_pearson
 from genderprobe.errors import UserError
-from genderprobe.stats import rowwise_pearson
 
 TUPLE_SIZE = 4
 APPEARANCES = 8  # tuples per item; with 4-tuples this gives 2N tuples

@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from genderprobe.data.packaged import data_text, read_csv
 from genderprobe.errors import UserError
-from genderprobe.packaged import data_text, read_csv
 from genderprobe.studies.fifty_shades import bws
 
 SEED_TYPES = ("explicit", "implicit", "neutral", "random")

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.stats import bootstrap_ratio
 from genderprobe.contract import (
     Probe,
     ProbeResult,
@@ -30,7 +31,6 @@ from genderprobe.contract import (
 )
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.stats import bootstrap_ratio
 from genderprobe.studies.fifty_shades.dataset import rated_sentences
 from genderprobe.studies.fifty_shades.score_reader import (  # noqa: F401 (parse_score: the judge's reader, imported from here)
     RATED,

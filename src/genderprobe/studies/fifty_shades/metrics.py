@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
+from genderprobe.analysis.stats import CONFIDENCE, Estimate, percentile_interval
 from genderprobe.contract import ReaderComparison
-from genderprobe.stats import CONFIDENCE, Estimate, percentile_interval
 
 # Elements of the (resamples x sentences) weight matrix held at once.
 _MAX_BLOCK = 4_000_000

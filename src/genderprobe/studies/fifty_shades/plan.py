@@ -1,4 +1,4 @@
-"""Why ``genderprobe plan`` has no plan for fifty-shades (genderprobe.planning)."""
+"""Why ``genderprobe plan`` has no plan for fifty-shades (genderprobe.analysis.planning)."""
 
 PLANNERS: dict = {}
 NOT_PLANNED = {

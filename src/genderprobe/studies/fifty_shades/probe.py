@@ -19,6 +19,14 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import loss_report
+from genderprobe.analysis.sampling import permute
+from genderprobe.analysis.stats import (
+    Estimate,
+    bootstrap_ratio,
+    bootstrap_statistic,
+    rowwise_pearson,
+)
 from genderprobe.contract import (
     AnswerSpread,
     Headline,
@@ -31,10 +39,7 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import loss_report
 from genderprobe.models.base import Request
-from genderprobe.sampling import permute
-from genderprobe.stats import Estimate, bootstrap_ratio, bootstrap_statistic, rowwise_pearson
 from genderprobe.studies.fifty_shades import bws
 from genderprobe.studies.fifty_shades import metrics as fm
 from genderprobe.studies.fifty_shades.dataset import (

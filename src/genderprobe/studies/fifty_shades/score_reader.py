@@ -1,7 +1,7 @@
 """Reading a judge's score answer (Hada et al. 2023, Appendix A.3): a score in [0, 1], a refusal, or nothing.
 
 Shared by the ``fifty-shades`` probe and ``genderprobe judge``. Reasoning
-blocks are set aside first (:mod:`genderprobe.reading`): a thinking model
+blocks are set aside first (:mod:`genderprobe.reading.reasoning`): a thinking model
 weighs several scores before it answers, and only the answer counts.
 
 Readers (``--reader``):
@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 
 from genderprobe.errors import UserError
-from genderprobe.reading import answer_text, refusal_detector
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
 
 READERS = ("first-line", "score-line")
 RATED, REFUSAL, UNDETECTED = "rated", "refusal", "undetected"

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from genderprobe.names import bloomberg_by_gender, levy_names
+from genderprobe.data.name_lists import bloomberg_by_gender, levy_names
 from genderprobe.studies.genmo.dataset import StoryPair
 
 # Our own rewording of the Table 7 questions: same four options and, for CoT,

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from genderprobe.data.packaged import read_json
 from genderprobe.errors import UserError
-from genderprobe.packaged import read_json
 
 ENVIRONMENTS = ("Work", "Relationship", "Family", "Other")
 SOURCES = ("moral_stories", "ethics", "social_chem")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from genderprobe.stats import Estimate, bootstrap_ratio, sign_test
+from genderprobe.analysis.stats import Estimate, bootstrap_ratio, sign_test
 from genderprobe.studies.genmo.stance import ERROR, UNDETECTED, favourability
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.comparison_stats import ItemScores, ratio_of_sums
+from genderprobe.analysis.comparison_stats import ItemScores, ratio_of_sums
 from genderprobe.studies.genmo.metrics import pair_outcomes
 from genderprobe.studies.genmo.stance import CODE_NAMES, ERROR
 

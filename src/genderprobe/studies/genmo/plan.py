@@ -1,4 +1,4 @@
-"""Planning genmo: pairs to detect an FBR of 1/2 + D (genderprobe.planning).
+"""Planning genmo: pairs to detect an FBR of 1/2 + D (genderprobe.analysis.planning).
 
 GenMO's headline with a neutral value is ``fbr_minus_half`` (FBR - 1/2: the
 share of mismatched pairs where the woman's story got the kinder stance, less
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.planning import Planner, Settings, excludes
-from genderprobe.stats import percentile_interval
+from genderprobe.analysis.planning import Planner, Settings, excludes
+from genderprobe.analysis.stats import percentile_interval
 from genderprobe.studies.genmo.dataset import story_pairs
 
 

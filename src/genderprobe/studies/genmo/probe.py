@@ -21,6 +21,9 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import LossReport, loss_report
+from genderprobe.analysis.sampling import permute
+from genderprobe.analysis.stats import Estimate, bootstrap_ratio
 from genderprobe.contract import (
     Headline,
     PositionEvidence,
@@ -33,10 +36,7 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import LossReport, loss_report
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.sampling import permute
-from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.genmo.ablation import (
     PARAPHRASED_TEMPLATES,
     VARIANT_LABELS,

@@ -9,8 +9,9 @@ its own kind, apart from the answers no reader could read.
 
 from __future__ import annotations
 
-from genderprobe.reader_judge import REFUSED
-from genderprobe.reading import answer_text, refusal_detector
+from genderprobe.reading.reader_judge import REFUSED
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.genmo.stance import UNDETECTED, parse_stance
 
 # Only unread answers are looked at, so an apology alone declines.

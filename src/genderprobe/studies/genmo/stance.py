@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from genderprobe.reading import answer_text
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.genmo.verdict import (
     ANY_VERDICT,
     concedes_only,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from genderprobe.reading import answer_text
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.multilingual.answers import normal_key
 
 AGREE, DISAGREE, UNCLEAR = "agree", "disagree", "unclear"

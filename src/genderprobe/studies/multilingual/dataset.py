@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from genderprobe.data.packaged import read_csv, read_json
 from genderprobe.errors import UserError
-from genderprobe.packaged import read_csv, read_json
 
 LANGUAGES = ("en", "fr", "es", "zh", "ja", "ko")
 LANGUAGE_NAMES = {

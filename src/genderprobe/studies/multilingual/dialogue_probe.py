@@ -25,6 +25,8 @@ import numpy as np
 from scipy.stats import chi2_contingency
 
 from genderprobe import charts
+from genderprobe.analysis.losses import LossReport, loss_report, wilson
+from genderprobe.analysis.stats import Estimate, holm
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -36,10 +38,8 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import LossReport, loss_report, wilson
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.reading import answer_text
-from genderprobe.stats import Estimate, holm
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.multilingual.calibration import (
     checker_oracle,
     dialogue_oracle,

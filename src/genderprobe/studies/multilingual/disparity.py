@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from genderprobe.stats import CONFIDENCE, Estimate
+from genderprobe.analysis.stats import CONFIDENCE, Estimate
 
 # Cap on resamples x prompts weights held at once.
 _MAX_BLOCK = 4_000_000

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genderprobe import charts
+from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Table
-from genderprobe.stats import Estimate
 from genderprobe.studies.multilingual.dataset import LANGUAGE_NAMES, WORD_CLASSES
 
 OVERALL = "all"

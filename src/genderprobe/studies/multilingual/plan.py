@@ -1,4 +1,4 @@
-"""Planning multilingual-pronouns: repetitions to detect a disparate impact of D (genderprobe.planning).
+"""Planning multilingual-pronouns: repetitions to detect a disparate impact of D (genderprobe.analysis.planning).
 
 The headline di_<class> is P(she | class word) / P(he | class word), pooled
 over the class's words of English, Chinese and Japanese (the languages Section
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.planning import Planner, Settings, cluster_strengths, excludes
-from genderprobe.stats import percentile_interval
+from genderprobe.analysis.planning import Planner, Settings, cluster_strengths, excludes
+from genderprobe.analysis.stats import percentile_interval
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import word_list
 from genderprobe.studies.multilingual.headline import PRONOUN_PAPER_LANGUAGES

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import re
 
-from genderprobe.reader_judge import REFUSED
-from genderprobe.reading import answer_text, refusal_detector
+from genderprobe.reading.reader_judge import REFUSED
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.multilingual.answers import normal_key, pronouns_in
 
 REFUSAL = "refusal"

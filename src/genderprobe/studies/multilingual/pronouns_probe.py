@@ -21,6 +21,9 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import loss_report
+from genderprobe.analysis.planning import ratio_variance_components
+from genderprobe.analysis.stats import Estimate, bootstrap_ratio
 from genderprobe.contract import (
     PositionEvidence,
     Probe,
@@ -31,10 +34,7 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
-from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.planning import ratio_variance_components
-from genderprobe.stats import Estimate, bootstrap_ratio
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import (
     LANGUAGE_NAMES,
@@ -244,7 +244,7 @@ class MultilingualPronouns(Probe):
 
 def _components(pooled: list[tuple[np.ndarray, np.ndarray, np.ndarray]], langs: list[str]) -> dict[str, Any]:
     """Each headline class's variance over its words: the spread between words (fixed, so more repetitions
-    leave it) and the binomial noise within them (genderprobe.planning.interval_halving reads them)."""
+    leave it) and the binomial noise within them (genderprobe.analysis.planning.interval_halving reads them)."""
     kept = [p for p, lang in zip(pooled, langs) if lang in PRONOUN_PAPER_LANGUAGES]
     if not kept:
         return {}

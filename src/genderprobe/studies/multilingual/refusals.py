@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-from genderprobe.reading import answer_text, refusal_detector
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.multilingual.answers import normal_key
 
 # A line of dialogue: opens with a quotation mark or dash, or a short speaker label ("Woman 1:", "女人：").

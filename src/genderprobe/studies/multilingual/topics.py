@@ -23,7 +23,7 @@ from typing import Any
 
 from genderprobe.contract import response_fields
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.reading import answer_text
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.multilingual.answers import normal_key
 from genderprobe.studies.multilingual.checker import (
     AGREE,

@@ -1,6 +1,6 @@
 """Reading a word-selection answer: the list words it chose, or why none count.
 
-Reasoning blocks are set aside first (:func:`genderprobe.reading.answer_text`).
+Reasoning blocks are set aside first (:func:`genderprobe.reading.reasoning.answer_text`).
 An answer is undetected, with a reason the record keeps, when it names no list
 word, when it opens by declining, when its list words are a few fragments in unrelated
 text (:data:`RAMBLE_FRAGMENTS`), when it names more than :data:`MAX_CHOSEN` list words
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from genderprobe.reading import answer_text
+from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.multilingual.answers import WordMatch, WordMatcher, loose_key
 from genderprobe.studies.multilingual.dataset import LANGUAGE_NAMES, word_list
 from genderprobe.studies.multilingual.pronoun_reader import declines

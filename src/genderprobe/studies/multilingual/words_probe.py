@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import loss_report
 from genderprobe.contract import (
     Probe,
     ProbeResult,
@@ -27,7 +28,6 @@ from genderprobe.contract import (
     response_fields,
 )
 from genderprobe.errors import UserError
-from genderprobe.losses import loss_report
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.studies.multilingual.answers import WordMatch
 from genderprobe.studies.multilingual.calibration import words_oracle

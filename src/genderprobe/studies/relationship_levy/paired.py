@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.comparison_stats import ItemScores
+from genderprobe.analysis.comparison_stats import ItemScores
 
 
 def _diff(num: np.ndarray, den: np.ndarray) -> np.ndarray:

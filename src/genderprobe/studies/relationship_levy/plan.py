@@ -1,11 +1,11 @@
-"""Planning relationship-levy: items to detect a diff_success_rate of d (genderprobe.planning).
+"""Planning relationship-levy: items to detect a diff_success_rate of d (genderprobe.analysis.planning).
 
 A bias of d is the calibration model ``reference:biased?p=P`` with
 P = (1 + d) / 2, which sides with the man with probability P on every attempt.
 A run of n items is simulated as the probe runs it: each item is asked in both
 orders and R repetitions (2R attempts) and scored as the share of its attempts
 that chose the man; item j takes scenario j mod 109, and with ``scenario_sd``
-every scenario gets a strength of its own (genderprobe.planning.cluster_strengths),
+every scenario gets a strength of its own (genderprobe.analysis.planning.cluster_strengths),
 so items of one scenario lean together. Each simulated run is read as the run
 reads itself: the percentile bootstrap interval over items at level 1 - alpha
 (the run's own resampling: multinomial counts over the distinct item scores).
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from genderprobe.planning import Planner, Settings, cluster_strengths
-from genderprobe.stats import DEFAULT_RESAMPLES
+from genderprobe.analysis.planning import Planner, Settings, cluster_strengths
+from genderprobe.analysis.stats import DEFAULT_RESAMPLES
 
 N_SCENARIOS = 109
 SPACE = 17_440_000  # the item space: 109 scenarios x 400 x 400 names

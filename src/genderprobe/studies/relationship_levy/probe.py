@@ -28,6 +28,17 @@ from functools import cached_property
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.losses import ItemLosses, loss_report_from_counts
+from genderprobe.analysis.sampling import permute, splitmix64, text_keys, unordered_coin
+from genderprobe.analysis.stats import (
+    Estimate,
+    MarkDefinition,
+    bootstrap_ratio,
+    cluster_bootstrap_ratio,
+    crossed_cluster_ratio,
+    folded_interval,
+    resample_ratio,
+)
 from genderprobe.contract import (
     Headline,
     NullSink,
@@ -41,20 +52,9 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
+from genderprobe.data.name_lists import RACES, bloomberg_by_gender
 from genderprobe.errors import UserError
-from genderprobe.losses import ItemLosses, loss_report_from_counts
 from genderprobe.models.base import GenerationParams, Request, Response
-from genderprobe.names import RACES, bloomberg_by_gender
-from genderprobe.sampling import permute, splitmix64, text_keys, unordered_coin
-from genderprobe.stats import (
-    Estimate,
-    MarkDefinition,
-    bootstrap_ratio,
-    cluster_bootstrap_ratio,
-    crossed_cluster_ratio,
-    folded_interval,
-    resample_ratio,
-)
 from genderprobe.studies.demet.dataset import SOURCES, TOPICS, Scenario, scenarios
 from genderprobe.studies.relationship_levy import record_columns
 from genderprobe.studies.relationship_levy.answer_reader import (

@@ -1,4 +1,4 @@
-"""RelationshipLevy's records as columns, for records.parquet (genderprobe.records).
+"""RelationshipLevy's records as columns, for records.parquet (genderprobe.outputs.records).
 
 The same fields as the JSONL records but the prompt, built for a whole chunk
 at once from the item indices: the full item space (34.88 million attempts)
@@ -6,7 +6,7 @@ then costs seconds instead of a dictionary and a JSON line an attempt.
 Scenario, topic, names and the like are dictionary columns (one small integer
 a row), so repeating them costs next to nothing on disk. The prompt is left
 out: the scenario, the names and the order decide it, and
-``genderprobe.records.read_records(path, prompts=True)`` rebuilds it.
+``genderprobe.outputs.records.read_records(path, prompts=True)`` rebuilds it.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from genderprobe.errors import UserError
-from genderprobe.results import atomic_write_text
-from genderprobe.userfiles import read_user_text
+from genderprobe.interfaces.userfiles import read_user_text
+from genderprobe.outputs.results import atomic_write_text
 
 
 @click.group("bws")

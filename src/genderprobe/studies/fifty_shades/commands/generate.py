@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from genderprobe.errors import UserError
-from genderprobe.results import atomic_write_text
+from genderprobe.interfaces.userfiles import read_user_text
+from genderprobe.outputs.results import atomic_write_text
 from genderprobe.studies.fifty_shades.commands.judge import execute_quietly, model_options
 from genderprobe.studies.fifty_shades.dataset import GENERATION_SEED_TYPES
 from genderprobe.studies.fifty_shades.generation import (
@@ -17,7 +18,6 @@ from genderprobe.studies.fifty_shades.generation import (
     FiftyShadesGeneration,
     rows_csv,
 )
-from genderprobe.userfiles import read_user_text
 
 
 @click.group("fifty-shades")

@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from genderprobe.errors import UserError
-from genderprobe.results import atomic_write_text
+from genderprobe.interfaces.userfiles import read_user_text
+from genderprobe.outputs.results import atomic_write_text
 from genderprobe.studies.fifty_shades.judge import (
     EXAMPLES_PER_BIN,
     IC_SAMPLING,
@@ -22,7 +23,6 @@ from genderprobe.studies.fifty_shades.judge import (
     GradedBiasJudge,
 )
 from genderprobe.studies.fifty_shades.score_reader import READERS
-from genderprobe.userfiles import read_user_text
 
 MODEL_OPTIONS = [
     click.option("--model", "-m", "model", required=True, help="Model spec, e.g. openai:gpt-4o-mini."),
@@ -52,9 +52,9 @@ def model_options(command: Callable) -> Callable:
 
 def execute_quietly(probe: Any, opts: dict[str, Any]) -> Any:
     """Run an unregistered probe through the harness with the shared options."""
-    from genderprobe.api import RunConfig, execute
+    from genderprobe.interfaces.api import RunConfig, execute
     from genderprobe.models import ModelOptions
-    from genderprobe.terminal import Progress
+    from genderprobe.outputs.terminal import Progress
 
     if opts["concurrency"] < 1:
         raise UserError("--concurrency must be at least 1.")

@@ -1,0 +1,54 @@
+"""``--fail-on-mark M``: a CI gate on the A-D marks.
+
+A run (or a suite) fails the gate when any of its marks is worse than ``M``
+(A is best, D worst), or when its validity verdict is "fail" (genderprobe.analysis.validity:
+a mark the run cannot vouch for cannot pass a gate): exit code 3, after the results are written. The check reads the results document, so it applies to
+a run just made and to a results file read back alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from genderprobe.errors import UserError
+
+MARKS = ("A", "B", "C", "D")
+
+
+def check_threshold(mark: str) -> str:
+    """The threshold, upper-cased, or one sentence saying what is allowed."""
+    upper = mark.strip().upper()
+    if upper not in MARKS:
+        raise UserError(f"--fail-on-mark takes one of {', '.join(MARKS)}; got {mark!r}.")
+    return upper
+
+
+def worse_marks(document: dict[str, Any], threshold: str) -> list[str]:
+    """``metric: mark`` for every mark in ``document`` worse than ``threshold``."""
+    limit = MARKS.index(check_threshold(threshold))
+    out = []
+    for metric, entry in (document.get("marks") or {}).items():
+        mark = entry.get("mark") if isinstance(entry, dict) else None
+        if mark in MARKS and MARKS.index(mark) > limit:
+            out.append(f"{metric}: {mark}")
+    return out
+
+
+def enforce(documents: Iterable[tuple[str, dict[str, Any]]], threshold: str) -> None:
+    """Raise :class:`MarkGateFailed` naming every (label, metric, mark) worse than ``threshold``."""
+    from genderprobe.analysis.validity import summary_line
+
+    documents = list(documents)
+    failures = [f"{label} {item}" for label, doc in documents for item in worse_marks(doc, threshold)]
+    failures += [f"{label} marks do not stand ({summary_line(doc)})" for label, doc in documents
+                 if doc.get("marks") and summary_line(doc)]
+    if failures:
+        shown = "; ".join(failures[:6]) + (f"; and {len(failures) - 6} more" if len(failures) > 6 else "")
+        raise MarkGateFailed(f"{len(failures)} mark(s) worse than {threshold.upper()} or not standing "
+                             f"(--fail-on-mark): {shown}.")
+
+
+class MarkGateFailed(UserError):
+    """A mark worse than the --fail-on-mark threshold. The run itself finished and
+    its results were written; the command line exits with 3."""

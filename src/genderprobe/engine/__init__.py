@@ -1,0 +1,12 @@
+"""The engine: getting answers for a probe's requests, each paid for once, none lost.
+
+It owns everything with side effects on the way to an answer: the runner
+(concurrency, pacing, retries), the response store and its writer, claims
+between processes, the spill file for a full disk, provider batch APIs
+(``batch/``), pools of workers (``executors/``), the dry run that counts
+without sending, the accounting of requests and cost, and the thread a run
+takes inside a running event loop.
+
+It may import the models and the base (errors, models.base); never the
+analysis, the outputs or the interfaces, and no study.
+"""

@@ -1,0 +1,79 @@
+"""``genderprobe report`` and ``genderprobe compare``: HTML from results files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from genderprobe.errors import UserError
+from genderprobe.outputs.results import load_results
+
+
+def _load(paths: tuple[Path, ...]) -> list[tuple[dict, str]]:
+    from genderprobe.outputs.report.compare import source_name
+
+    docs = []
+    for p in paths:
+        if p.is_dir():  # a run's --out folder: its results.json
+            p = p / "results.json"
+        docs.append((load_results(p), source_name(p)))
+    return docs
+
+
+def _done(path: Path) -> None:
+    size = path.stat().st_size
+    click.echo(f"Wrote {path} ({size / 1024:,.0f} KiB)")
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="HTML file to write (default: report.html beside the first results file).")
+def report_command(results: tuple[Path, ...], output: Path | None) -> None:
+    """Write a self-contained HTML report of one or more results files (or run folders)."""
+    from genderprobe.outputs.report import render_report, write_html
+
+    docs = _load(results)
+    if output is None:
+        first = results[0] if results[0].is_dir() else results[0].parent
+        output = first / "report.html"
+    write_html(output, render_report(docs))
+    _done(output)
+
+
+@click.command("compare")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML file.")
+@click.option("--equivalence-margin", type=float, default=None, metavar="D",
+              help="Also test whether each difference between two runs is within +-D (two one-sided tests).")
+def compare_command(results: tuple[Path, ...], output: Path | None, equivalence_margin: float | None) -> None:
+    """Rank several runs side by side and test each headline difference between them
+    (paired over items where two runs asked the same ones): here, and in HTML with -o."""
+    from genderprobe.outputs.report import compare, render_comparison, write_html
+    from genderprobe.outputs.report.leaderboard import print_leaderboard
+
+    if len(results) < 2:
+        raise UserError("Give at least two results files to compare.")
+    from genderprobe.analysis.equivalence import check_margin
+
+    check_margin(equivalence_margin)
+    # Each run with its records file, so the tests between runs can pair their items.
+    docs = [(doc, source, _records_path(path, doc)) for (doc, source), path in zip(_load(results), results)]
+    print_leaderboard(compare(docs, equivalence_margin))
+    if output is not None:
+        write_html(output, render_comparison(docs, equivalence_margin))
+        _done(output)
+
+
+def _records_path(path: Path, doc: dict) -> Path | None:
+    """The records file a results file names, beside it (None when the run kept none)."""
+    name = doc.get("records_file")
+    if not isinstance(name, str) or not name:
+        return None
+    folder = path if path.is_dir() else path.parent
+    return folder / Path(name).name
+
+
+COMMANDS = [report_command, compare_command]

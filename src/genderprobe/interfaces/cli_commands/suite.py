@@ -1,0 +1,119 @@
+"""``genderprobe suite``: many probes on many models, one folder, one report.
+
+    genderprobe suite --model openai:gpt-4o-mini --model reference:unbiased --out suites/first
+    genderprobe suite nightly.toml --out suites/nightly --fail-on-mark C
+
+The folder, the suite file and resuming are described in :mod:`genderprobe.interfaces.suite`
+and docs/suites.md; the report in :mod:`genderprobe.outputs.report.suite_report`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from genderprobe.errors import UserError
+
+# Run options the suite takes in its own way (several models, a suite file, a folder of
+# runs) or not at all (one run's JSON on standard output, one run's dataset export).
+_OWN = ("model", "out_dir", "config_file", "as_json", "export")
+
+
+def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None, out_dir: Path,
+           config_file: Path | None, **opts: Any) -> None:
+    """Run every probe on every model into one folder, then write its report."""
+    from genderprobe.analysis.mark_gate import check_threshold, enforce
+    from genderprobe.interfaces import suite as suites
+    from genderprobe.interfaces.cli import (
+        _print_dry_run,
+        _run_config,
+        _terminate_as_interrupt,
+        common_defaults,
+    )
+    from genderprobe.outputs.report import compare, suite_report
+    from genderprobe.outputs.report.leaderboard import print_leaderboard
+    from genderprobe.outputs.terminal import Progress
+
+    if suite_file and config_file and suite_file != config_file:
+        raise UserError("Give the suite file once, as an argument or with --config, not both.")
+    gate = check_threshold(opts["fail_on_mark"]) if opts["fail_on_mark"] else None  # before anything is paid for
+    path = suite_file or config_file
+    spec, file_config = suites.load_suite_file(path) if path else (suites.SuiteSpec(), None)
+    # Flags win over the suite file; the file wins over the flags' defaults.
+    seed_given = click.get_current_context().get_parameter_source("seed") is not ParameterSource.DEFAULT
+    run_opts = {**common_defaults(), **opts, "model": None, "judge": opts["judge"] or spec.judge,
+                "seed": opts["seed"] if seed_given or spec.seed is None else spec.seed, "config_file": None}
+    if file_config is not None:
+        run_opts["file_config"] = file_config
+    config = _run_config(run_opts)
+    names = [p.strip() for p in probes.split(",") if p.strip()] if probes else spec.probes
+    suite = suites.plan(list(models) or spec.models, names or suites.default_probes(bool(config.judge)),
+                        spec.parameters, config, out_dir)
+
+    quiet = opts["quiet"]
+
+    def told(run: suites.SuiteRun, out: Any) -> None:
+        if quiet:
+            return
+        if out is not None and config.dry_run:
+            _print_dry_run(out.document, as_json=False)
+            return
+        line = f"[{suite.runs.index(run) + 1}/{len(suite.runs)}] {run.probe.name} on {run.model}: "
+        if run.skipped:
+            line += f"done before, skipped ({run.results})"
+        elif run.status == "failed":
+            line += f"failed: {run.error}"
+        else:
+            marks = [f"{m} {e['mark']}" for m, e in out.document["marks"].items() if e.get("mark")]
+            line += "done" + (f" ({', '.join(marks)})" if marks else "")
+        click.echo(line)
+
+    with _terminate_as_interrupt():
+        suites.run(suite, on_run=told, progress=None if quiet else Progress)
+    if config.dry_run:
+        return
+    report = suite_report.write(suite.out)
+    docs = suites.documents(suite)
+    if not quiet:
+        if docs:
+            print_leaderboard(compare([(doc, run.results) for run, doc in docs]))
+        click.echo(f"Suite: {suite.out / suites.SUITE_JSON}")
+        click.echo(f"Report: {report}")
+    suites.raise_failures(suite)
+    if gate:
+        enforce([(f"{run.probe.name} on {run.model}", doc) for run, doc in docs], gate)
+
+
+def _command() -> click.Command:
+    from genderprobe.interfaces.cli import EXIT_CODES_HELP, common_options
+
+    command = click.Command(
+        "suite",
+        callback=_suite,
+        help="Run every chosen probe on every model into one folder (one run each, as 'genderprobe run --out' "
+             "writes it, and suite.json), then write one report of them all: an overview of marks and headline "
+             "numbers, each probe's section and a leaderboard. Run it again to continue where it stopped: finished "
+             "runs are skipped and stored answers are not asked again.",
+        short_help="Many probes on many models: one folder, one report.",
+        epilog=EXIT_CODES_HELP,
+    )
+    command.params += [
+        click.Argument(["suite_file"], required=False, type=click.Path(dir_okay=False, path_type=Path)),
+        click.Option(["--model", "-m", "models"], multiple=True,
+                     help="Model spec; repeat for each model (default: the suite file's [suite] models)."),
+        click.Option(["--probes"], default=None,
+                     help="Comma-separated probes (default: the suite file's, else every probe; "
+                          "probes that need a judge only with --judge)."),
+        click.Option(["--out", "out_dir"], required=True, type=click.Path(file_okay=False, path_type=Path),
+                     help="Folder of the suite: suite.json, report.html and a folder per model and probe."),
+        click.Option(["--config", "config_file"], type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Suite file (TOML): [suite], [probes.NAME] and a config file's sections; flags win."),
+    ]
+    command.params += [p for p in common_options() if p.name not in _OWN]
+    return command
+
+
+COMMANDS = [_command()]

@@ -1,0 +1,162 @@
+"""The report of a suite, in one page: an overview, each probe's section, a leaderboard.
+
+It is built from the suite's folder (suite.json and the results files it lists),
+so it can be written again at any time. Within a probe, models are grouped and
+ranked as ``genderprobe compare`` ranks them (genderprobe.outputs.report.compare), with
+its forest plots; the leaderboard orders the models by their marks across all
+probes, then by their mean rank within the probes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genderprobe.errors import UserError
+from genderprobe.outputs.report.compare import (
+    MARK_ORDER,
+    Entry,
+    ProbeSection,
+    compare,
+    ranking_note,
+)
+from genderprobe.outputs.report.document import FigureView
+from genderprobe.outputs.report.render import _now, environment, headline_figure, write_html
+from genderprobe.outputs.report.secrets import redact
+from genderprobe.outputs.results import load_results
+from genderprobe.version import __version__
+
+# A suite's folder: its manifest, and this report beside it.
+SUITE_JSON = "suite.json"
+REPORT_HTML = "report.html"
+
+
+@dataclass
+class Cell:
+    """One run's value of one headline metric (no estimate when the run is not done)."""
+
+    run: dict[str, Any]  # the run's entry in suite.json
+    estimate: dict[str, Any] | None = None
+    mark: str | None = None
+    marked: bool = False  # the metric has a mark in this run (undefined, it has none)
+
+
+@dataclass
+class Row:
+    """One headline metric of one probe, across the models."""
+
+    probe: str
+    metric: str | None  # None: no run of the probe is done
+    better: str | None
+    cells: list[Cell]
+
+
+@dataclass
+class ProbeView:
+    name: str
+    summary: str
+    section: ProbeSection | None
+    figures: dict[int, list[FigureView]]
+    unfinished: list[dict[str, Any]]  # suite.json entries of its runs not done
+
+
+@dataclass
+class Standing:
+    model: str
+    marks: Counter = field(default_factory=Counter)  # letter -> how many of the model's marks
+    ranks: dict[str, tuple[int, int]] = field(default_factory=dict)  # probe -> (rank, out of)
+    invalid: list[str] = field(default_factory=list)  # probes whose run failed a validity check: not counted
+
+    @property
+    def mean_mark(self) -> float | None:
+        n = sum(self.marks.values())
+        return sum(MARK_ORDER[m] * k for m, k in self.marks.items()) / n if n else None
+
+    @property
+    def mean_rank(self) -> float | None:
+        return sum(r for r, _ in self.ranks.values()) / len(self.ranks) if self.ranks else None
+
+
+def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]]) -> str:
+    """The page for suite.json's contents and the results of its finished runs, by their path in it."""
+    runs = manifest["runs"]
+    sections = {s.probe: s for s in compare([(documents[r["results"]], r["results"])
+                                             for r in runs if r["results"] in documents])} if documents else {}
+    entries = {e.source: e for s in sections.values() for g in s.groups for e in g.entries}
+    by_pair = {(r["model"], r["probe"]): r for r in runs}
+    rows, probes = [], []
+    for name in manifest["probes"]:
+        section = sections.get(name)
+        own = [by_pair[(model, name)] for model in manifest["models"]]
+        rows += _rows(name, section, own, entries)
+        figures = {gi: [headline_figure(section, gi, m) for m in g.headline]
+                   for gi, g in enumerate(section.groups)} if section else {}
+        summary = next((e.doc.get("summary") or "" for r in own if (e := entries.get(r["results"]))), "")
+        probes.append(ProbeView(name, summary, section, figures, [redact(r) for r in own if r["status"] != "done"]))
+    done = sum(r["status"] == "done" for r in runs)
+    return environment().get_template("suite.html.j2").render(
+        manifest=redact(manifest), models=redact(manifest["models"]), rows=rows, probes=probes,
+        standings=standings(manifest, sections, entries), done=done, version=__version__, generated=_now(),
+        parameters=json.dumps(redact(manifest.get("parameters") or {}), indent=2, ensure_ascii=False),
+        ranking_note=ranking_note,
+    )
+
+
+def _rows(probe: str, section: ProbeSection | None, own: list[dict[str, Any]],
+          entries: dict[str, Entry]) -> list[Row]:
+    """The probe's headline metrics (those of every group, in order), a cell per model."""
+    if section is None:
+        return [Row(probe, None, None, [Cell(redact(r)) for r in own])]
+    metrics: dict[str, str | None] = {}
+    for g in section.groups:
+        for m in g.headline:
+            metrics.setdefault(m, g.better.get(m))
+    rows = []
+    for metric, better in metrics.items():
+        cells = []
+        for r in own:
+            e = entries.get(r["results"])
+            shown = redact(r)  # model specs and errors reach the page: a key pasted into one must not
+            cells.append(Cell(shown, e.metric(metric), e.mark(metric), metric in e.doc["marks"]) if e else Cell(shown))
+        rows.append(Row(probe, metric, better, cells))
+    return rows
+
+
+def standings(manifest: dict[str, Any], sections: dict[str, ProbeSection],
+              entries: dict[str, Entry]) -> list[Standing]:
+    """Models best first: by their mean mark over every mark of every probe (A = 0 ... D = 3),
+    then by their mean rank within the probes; a model with no marks or ranks comes last.
+    Runs that failed a validity check count in neither."""
+    table = {model: Standing(redact(model)) for model in manifest["models"]}
+    model_of = {r["results"]: r["model"] for r in manifest["runs"]}
+    for source, e in entries.items():
+        if e.invalid:  # marks a run cannot vouch for do not count
+            table[model_of[source]].invalid.append(e.doc["probe"])
+            continue
+        table[model_of[source]].marks.update(m for m in (e.mark(name) for name in e.doc["marks"]) if m in MARK_ORDER)
+    for probe, section in sections.items():
+        for g in section.groups:
+            ranked = [e for e in g.entries if not e.invalid]
+            for rank, e in enumerate(ranked, 1):
+                table[model_of[e.source]].ranks[probe] = (rank, len(ranked))
+
+    def order(s: Standing) -> tuple[float, float]:
+        return (math.inf if s.mean_mark is None else s.mean_mark, math.inf if s.mean_rank is None else s.mean_rank)
+
+    return sorted(table.values(), key=order)
+
+
+def write(out: Path) -> Path:
+    """Write ``out/report.html`` from ``out/suite.json`` and the results it lists; returns its path."""
+    try:
+        manifest = json.loads((out / SUITE_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UserError(f"{out} holds no readable {SUITE_JSON}; run 'genderprobe suite --out {out}' first.") from None
+    documents = {r["results"]: load_results(out / r["results"]) for r in manifest["runs"] if r["status"] == "done"}
+    path = out / REPORT_HTML
+    write_html(path, render(manifest, documents))
+    return path

