@@ -177,7 +177,6 @@ class Runner:
         self.concurrency = max(1, int(concurrency))
         self.rpm = Pacer(rpm) if rpm else None
         self.tpm = Pacer(tpm) if tpm else None
-        self.max_retries = max_retries
         self.retries = RetryPolicy(max_retries, backoff_base, backoff_max, max_retry_after)
         self.max_error_rate = max_error_rate
         self.batch_size = batch_size
@@ -205,6 +204,10 @@ class Runner:
         self._stop_note = ""  # what became of the requests in flight when the run stopped
 
     # -- public ---------------------------------------------------------
+
+    @property
+    def max_retries(self) -> int:
+        return self.retries.max_retries
 
     def __call__(self, requests: Sequence[Request]) -> list[Response]:
         self.stats.requests += len(requests)
