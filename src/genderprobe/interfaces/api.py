@@ -100,6 +100,26 @@ class RunConfig:
     # of opening ``model``, which is then its spec. The run closes it at the end,
     # as it closes the models it opens.
     model_object: Model | None = None
+    # Shortcuts for the connection settings people reach for first; they go into
+    # model_options (the judges' too, unless those have options of their own).
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        given = {k: getattr(self, k) for k in CONNECTION_SHORTCUTS if getattr(self, k) is not None}
+        default = ModelOptions()
+        for key, value in given.items():
+            held = getattr(self.model_options, key)
+            if held != getattr(default, key) and held != value:
+                raise UserError(f"RunConfig sets {key} both directly and in model_options, differently; "
+                                f"set it in one place.")
+        if given:
+            self.model_options = dataclasses.replace(self.model_options, **given)
+
+
+CONNECTION_SHORTCUTS = ("base_url", "api_key", "api_key_env", "timeout")
 
 
 @dataclass

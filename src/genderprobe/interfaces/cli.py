@@ -191,7 +191,7 @@ _COMMON = [
     click.option("--export", "export", nargs=2, type=(click.Choice(["hf-dataset"]), click.Path(path_type=Path)),
                  default=None, metavar="hf-dataset DIR",
                  help="Also write the run as a Hugging Face dataset folder (Parquet records and metrics, a dataset "
-                      "card, licences), ready for datasets.load_dataset; needs --out and pyarrow."),
+                      "card, licences), ready for datasets.load_dataset; needs --out."),
     click.option("--parquet", "records_parquet", is_flag=True,
                  help="Also write records.parquet beside records.jsonl."),
     click.option("--fail-on-mark", default=None, metavar="MARK",

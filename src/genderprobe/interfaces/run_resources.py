@@ -67,6 +67,10 @@ def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
             spec = getattr(config, role)
             if spec:
                 run.models[role] = get_model(spec, getattr(config, f"{role}_options") or config.model_options)
+        if not config.dry_run:  # a dry run sends nothing, so it needs no key
+            for model in run.models.values():
+                if model is not None:
+                    model.check_credentials()
         run.store = _open_store(config, run.models.values())
         for role, model in run.models.items():
             if model is not None:

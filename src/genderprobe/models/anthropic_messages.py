@@ -52,8 +52,6 @@ class AnthropicMessages(Model):
         self.base_url = base_url
         key_env = options.api_key_env or "ANTHROPIC_API_KEY"
         self._api_key = options.api_key or os.environ.get(key_env) or None
-        if not self._api_key:
-            raise UserError(f"No API key: set {key_env} (or pass --api-key-env NAME) to use anthropic:{model}.")
         self._key_hint = key_env
         extra = dict(options.extra)
         self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
@@ -75,6 +73,10 @@ class AnthropicMessages(Model):
     @property
     def endpoint(self) -> str:
         return public_url(self.base_url)
+
+    def check_credentials(self) -> None:
+        if not self._api_key:
+            raise UserError(f"No API key: set {self._key_hint} (or pass --api-key-env NAME) to use {self.spec}.")
 
     def effective_params(self, params: GenerationParams) -> dict[str, Any]:
         return {**self._sent_fields(params), **self.body}

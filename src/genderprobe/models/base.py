@@ -172,6 +172,11 @@ class Model(ABC):
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         raise NotImplementedError
 
+    def check_credentials(self) -> None:
+        """Raise UserError, one sentence, where the backend cannot send without a secret it lacks.
+
+        Called before a run that sends anything; a dry run, which sends nothing, skips it."""
+
     async def aclose(self) -> None:
         """Release connections; called once when a run ends."""
 

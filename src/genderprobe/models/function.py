@@ -16,8 +16,9 @@ order (``None`` for no answer, which the runner counts as an empty answer):
 
 A plain function is called with lists of at most ``batch_size`` prompts, one
 list at a time (the runner stores each list's answers before asking the
-next). An ``async def`` function is called with one prompt per call, up to
-the run's concurrency at once, on the runner's event loop.
+next). An ``async def`` function takes and returns lists too, but each call's
+list holds one prompt (one request per call, so the run's concurrency is how
+many calls are awaited at once), on the runner's event loop.
 
 The spec is ``function:NAME``, NAME being the function's ``__qualname__`` or
 the name given. That name is the function's identity in the response store:

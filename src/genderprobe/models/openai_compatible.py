@@ -113,8 +113,6 @@ class OpenAICompatible(Model):
         self._api_key = options.api_key or os.environ.get(key_env) or None
         if options.api_key_env and not self._api_key:
             raise UserError(f"The environment variable {options.api_key_env} named by --api-key-env is not set.")
-        if not self._api_key and self.base_url == DEFAULT_BASE_URL:
-            raise UserError("No API key: set OPENAI_API_KEY (or pass --api-key-env NAME) to use the OpenAI API.")
         if self._api_key and urlsplit(self.base_url).username is not None:
             raise UserError(
                 f"The base URL {public_url(self.base_url)} carries a user name and password and an API key is set "
@@ -195,6 +193,11 @@ class OpenAICompatible(Model):
     @property
     def endpoint(self) -> str:
         return public_url(self.base_url)
+
+    def check_credentials(self) -> None:
+        # Only OpenAI's own API is known to need a key; a local server often takes none.
+        if not self._api_key and self.base_url == DEFAULT_BASE_URL:
+            raise UserError("No API key: set OPENAI_API_KEY (or pass --api-key-env NAME) to use the OpenAI API.")
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:

@@ -55,6 +55,7 @@ def _check(**opts: Any) -> None:
         if not spec:
             continue
         model = get_model(spec, options or config.model_options)
+        model.check_credentials()
         runner = Runner(model, None, max_retries=1, max_error_rate=None)
         try:
             started = time.monotonic()

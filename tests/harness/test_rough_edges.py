@@ -1,0 +1,53 @@
+"""Rough edges a new user hit (issue 35), each pinned where it was found."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from genderprobe.interfaces.cli import main
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_a_dry_run_needs_no_api_key_but_a_real_run_does(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("GENDERPROBE_CACHE_DIR", str(tmp_path))
+    dry = cli("run", "relationship-levy", "--model", "openai:gpt-4o-mini", "--sample-k", "5", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "10 requests" in dry.output and "Nothing was sent" in dry.output
+    for model, key in (("openai:gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic:claude-3-5-haiku-latest", "ANTHROPIC_API_KEY")):
+        real = cli("run", "relationship-levy", "--model", model, "--sample-k", "5")
+        assert real.exit_code != 0 and "Traceback" not in real.output
+        assert f"No API key: set {key}" in real.output
+
+
+def test_the_export_help_no_longer_asks_for_pyarrow_which_is_a_dependency():
+    result = cli("run", "relationship-levy", "--help")
+    export_help = result.output.split("--export", 1)[1].split("--parquet", 1)[0]
+    assert "needs --out" in export_help and "pyarrow" not in export_help
+
+
+def test_run_config_takes_the_connection_settings_directly(tmp_path):
+    from genderprobe.errors import UserError
+    from genderprobe.interfaces.api import RunConfig, run_probe
+    from genderprobe.models import ModelOptions
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(api_key="sk-test") as server:
+        config = RunConfig(base_url=server.base_url, api_key="sk-test", timeout=5.0, cache_dir=tmp_path)
+        out = run_probe("relationship-levy", "openai:test", config=config, sample_k=3)
+        assert out.document["run"]["sent"] == 6 and sum(server.requests.values()) == 6
+        assert config.model_options.base_url == server.base_url and config.model_options.timeout == 5.0
+    assert "sk-test" not in repr(config)
+    # The same setting in both places, differently, is one sentence.
+    try:
+        RunConfig(base_url="http://a", model_options=ModelOptions(base_url="http://b"))
+    except UserError as exc:
+        assert "both directly and in model_options" in str(exc)
+    else:
+        raise AssertionError("two different base URLs were accepted")
+    assert RunConfig(base_url="http://a", model_options=ModelOptions(base_url="http://a")).model_options.base_url == "http://a"
