@@ -51,3 +51,13 @@ def test_run_config_takes_the_connection_settings_directly(tmp_path):
     else:
         raise AssertionError("two different base URLs were accepted")
     assert RunConfig(base_url="http://a", model_options=ModelOptions(base_url="http://a")).model_options.base_url == "http://a"
+
+
+def test_the_suite_compares_its_runs_item_by_item_from_their_records(tmp_path):
+    toml = tmp_path / "suite.toml"
+    toml.write_text('[suite]\nmodels = ["reference:biased", "reference:biased?p=0.6"]\n'
+                    'probes = ["relationship-levy"]\n[probes.relationship-levy]\nsample_k = 40\n', encoding="utf-8")
+    result = cli("suite", str(toml), "--resamples", "100", "--out", str(tmp_path / "out"), "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert "paired over the 40 items both runs asked" in result.output
+    assert "no per-item records" not in result.output

@@ -141,6 +141,18 @@ class JsonlToParquetSink(JsonlSink):
             Path(self._tmp).unlink(missing_ok=True)
 
 
+def records_beside(results: str | os.PathLike[str], doc: dict[str, Any]) -> Path | None:
+    """The records file a results document names, in its folder (None where the run kept none).
+
+    ``results``: the results file, or the run's --out folder."""
+    name = doc.get("records_file")
+    if not isinstance(name, str) or not name:
+        return None
+    path = Path(results)
+    folder = path if path.is_dir() else path.parent
+    return folder / Path(name).name
+
+
 def read_records(path: str | os.PathLike[str], *, prompts: bool = False,
                  results: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     """A run's records, one dictionary per attempt, from records.jsonl or records.parquet.

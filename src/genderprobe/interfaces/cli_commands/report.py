@@ -51,6 +51,7 @@ def report_command(results: tuple[Path, ...], output: Path | None) -> None:
 def compare_command(results: tuple[Path, ...], output: Path | None, equivalence_margin: float | None) -> None:
     """Rank several runs side by side and test each headline difference between them
     (paired over items where two runs asked the same ones): here, and in HTML with -o."""
+    from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report import compare, render_comparison, write_html
     from genderprobe.outputs.report.leaderboard import print_leaderboard
 
@@ -60,20 +61,11 @@ def compare_command(results: tuple[Path, ...], output: Path | None, equivalence_
 
     check_margin(equivalence_margin)
     # Each run with its records file, so the tests between runs can pair their items.
-    docs = [(doc, source, _records_path(path, doc)) for (doc, source), path in zip(_load(results), results)]
+    docs = [(doc, source, records_beside(path, doc)) for (doc, source), path in zip(_load(results), results)]
     print_leaderboard(compare(docs, equivalence_margin))
     if output is not None:
         write_html(output, render_comparison(docs, equivalence_margin))
         _done(output)
-
-
-def _records_path(path: Path, doc: dict) -> Path | None:
-    """The records file a results file names, beside it (None when the run kept none)."""
-    name = doc.get("records_file")
-    if not isinstance(name, str) or not name:
-        return None
-    folder = path if path.is_dir() else path.parent
-    return folder / Path(name).name
 
 
 COMMANDS = [report_command, compare_command]

@@ -33,6 +33,7 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
         _terminate_as_interrupt,
         common_defaults,
     )
+    from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report import compare, suite_report
     from genderprobe.outputs.report.leaderboard import print_leaderboard
     from genderprobe.outputs.terminal import Progress
@@ -79,7 +80,9 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
     docs = suites.documents(suite)
     if not quiet:
         if docs:
-            print_leaderboard(compare([(doc, run.results) for run, doc in docs]))
+            # Each run with its records, so runs of one probe are compared item by item.
+            print_leaderboard(compare([(doc, run.results, records_beside(suite.out / run.results, doc))
+                                       for run, doc in docs]))
         click.echo(f"Suite: {suite.out / suites.SUITE_JSON}")
         click.echo(f"Report: {report}")
     suites.raise_failures(suite)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.errors import UserError
+from genderprobe.outputs.records import records_beside
 from genderprobe.outputs.report.compare import (
     MARK_ORDER,
     Entry,
@@ -81,10 +82,16 @@ class Standing:
         return sum(r for r, _ in self.ranks.values()) / len(self.ranks) if self.ranks else None
 
 
-def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]]) -> str:
-    """The page for suite.json's contents and the results of its finished runs, by their path in it."""
+def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folder: Path | None = None) -> str:
+    """The page for suite.json's contents and the results of its finished runs, by their path in it.
+
+    ``folder``: the suite's folder, where each run's records are found for paired comparisons."""
     runs = manifest["runs"]
-    sections = {s.probe: s for s in compare([(documents[r["results"]], r["results"])
+
+    def records(path: str) -> Path | None:
+        return records_beside(folder / path, documents[path]) if folder is not None else None
+
+    sections = {s.probe: s for s in compare([(documents[r["results"]], r["results"], records(r["results"]))
                                              for r in runs if r["results"] in documents])} if documents else {}
     entries = {e.source: e for s in sections.values() for g in s.groups for e in g.entries}
     by_pair = {(r["model"], r["probe"]): r for r in runs}
@@ -158,5 +165,5 @@ def write(out: Path) -> Path:
         raise UserError(f"{out} holds no readable {SUITE_JSON}; run 'genderprobe suite --out {out}' first.") from None
     documents = {r["results"]: load_results(out / r["results"]) for r in manifest["runs"] if r["status"] == "done"}
     path = out / REPORT_HTML
-    write_html(path, render(manifest, documents))
+    write_html(path, render(manifest, documents, out))
     return path
