@@ -61,3 +61,15 @@ def test_the_suite_compares_its_runs_item_by_item_from_their_records(tmp_path):
     assert result.exit_code == 0, result.output
     assert "paired over the 40 items both runs asked" in result.output
     assert "no per-item records" not in result.output
+
+
+def test_retry_after_in_http_date_form_is_honoured():
+    from email.utils import formatdate
+
+    from genderprobe.models.openai_compatible import retry_after_seconds
+
+    now = 1_790_000_000.0
+    assert retry_after_seconds(formatdate(now + 30, usegmt=True), now=now) == 30.0
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=now) == 0.0  # in the past: go now
+    assert retry_after_seconds("12", now=now) == 12.0
+    assert retry_after_seconds("soon", now=now) is None and retry_after_seconds(None) is None

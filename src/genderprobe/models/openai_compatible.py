@@ -55,11 +55,14 @@ server does not accept (named, with how to drop it).
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import hashlib
 import json
 import math
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -433,14 +436,20 @@ def _whole(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def retry_after_seconds(header: str | None) -> float | None:
-    """Retry-After in seconds (an HTTP date is rare for APIs and treated as absent)."""
+def retry_after_seconds(header: str | None, now: float | None = None) -> float | None:
+    """Retry-After in seconds: delay-seconds, or an HTTP date (RFC 9110) less the time ``now``."""
     if not header:
         return None
     try:
         value = float(header)
     except ValueError:
-        return None
+        try:  # the standard library reads the three date forms HTTP allows
+            when = email.utils.parsedate_to_datetime(header)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is in GMT even where the zone is missing
+            when = when.replace(tzinfo=dt.UTC)
+        value = when.timestamp() - (time.time() if now is None else now)
     return max(0.0, value) if math.isfinite(value) else None
 
 
