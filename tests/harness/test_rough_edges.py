@@ -73,3 +73,19 @@ def test_retry_after_in_http_date_form_is_honoured():
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=now) == 0.0  # in the past: go now
     assert retry_after_seconds("12", now=now) == 12.0
     assert retry_after_seconds("soon", now=now) is None and retry_after_seconds(None) is None
+
+
+def test_a_throttling_server_costs_one_progress_line_not_one_line_per_429(tmp_path):
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    with OpenAITestServer(faults={"429": 0.1}, retry_after=0.0, api_key="sk-test") as server:
+        result = CliRunner().invoke(main, [
+            "run", "relationship-levy", "--model", "openai:test", "--base-url", server.base_url,
+            "--sample-k", "300", "--no-cache", "--resamples", "100"], env={"OPENAI_API_KEY": "sk-test"})
+        throttles = server.faults.injected["429"]
+    assert result.exit_code == 0, result.output
+    assert throttles >= 20
+    assert "throttles (HTTP 429" not in result.stderr
+    assert len(result.stderr.splitlines()) <= 3  # the plain progress line(s), nothing per 429
+    summary = next(line for line in result.stdout.splitlines() if line.startswith("Requests:"))
+    assert f"retries {throttles:,}, throttled {throttles:,} times (down to" in summary

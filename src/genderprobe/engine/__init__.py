@@ -10,3 +10,10 @@ takes inside a running event loop.
 It may import the models and the base (errors, models.base); never the
 analysis, the outputs or the interfaces, and no study.
 """
+
+import logging
+
+# Retries and throttling are logged for programs that configure logging; without a
+# handler of their own Python would print each warning to standard error, one line
+# per 429. The progress line and the end-of-run summary count them instead.
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -112,6 +112,7 @@ class RunStats:
             "waited": self.waited,
             "retries": self.retries,
             "throttled": self.throttled,
+            "min_concurrency": self.min_concurrency,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "batched": self.batched,
@@ -540,7 +541,7 @@ class Runner:
                 delay = self.retries.delay(attempt, exc.retry_after)
                 log.info("%s: retry %d in %.2f s after %s: %s", self.model.spec, attempt + 1, delay, exc.kind, exc)
                 if hasattr(self.progress, "retried"):  # a display of ours, not any object with expect/advance
-                    self.progress.retried()  # type: ignore[union-attr]
+                    self.progress.retried(throttled=is_throttle(exc), in_flight=self.limit.limit)  # type: ignore[union-attr]
                 if exc.retry_after is not None:
                     self._resume_at = max(self._resume_at, time.monotonic() + delay)
                 attempt += 1

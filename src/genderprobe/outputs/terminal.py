@@ -35,13 +35,15 @@ class Progress:
         self.every = every
         self._last_line = time.monotonic()
         self.retries = 0
+        self.throttled = 0
+        self.in_flight: int | None = None  # requests in flight allowed since the last throttle
         self._children: list[Progress] = []
         self._bar = bar or RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
             TextColumn(
-                "cached {task.fields[cached]:,}  errors {task.fields[errors]:,}  "
+                "cached {task.fields[cached]:,}  errors {task.fields[errors]:,}{task.fields[waits]}  "
                 "{task.fields[rate]} req/s  {task.fields[tokens]:,} tokens"
             ),
             TimeElapsedColumn(),
@@ -74,7 +76,7 @@ class Progress:
         if self._task is None:
             self._bar.start()
             self._task = self._bar.add_task(
-                self.description, total=self.total, cached=0, errors=0, rate="-", tokens=0
+                self.description, total=self.total, cached=0, errors=0, rate="-", tokens=0, waits=""
             )
         else:
             self._bar.update(self._task, total=self.total)
@@ -101,10 +103,24 @@ class Progress:
             errors=self.errors,
             tokens=self.tokens,
             rate=f"{self._sent / elapsed:,.1f}",
+            waits=self._waits(),
         )
 
-    def retried(self) -> None:
+    def retried(self, *, throttled: bool = False, in_flight: int | None = None) -> None:
+        """One more retry; a throttle is counted, not printed, so a throttling server costs no lines."""
         self.retries += 1
+        if throttled:
+            self.throttled += 1
+            self.in_flight = in_flight
+
+    def _waits(self) -> str:
+        if not self.retries:
+            return ""
+        text = f"  retries {self.retries:,}"
+        if self.throttled:
+            text += f" (throttled {self.throttled:,}, {self.in_flight} in flight)" if self.in_flight else \
+                f" (throttled {self.throttled:,})"
+        return text
 
     def line(self) -> str:
         """The progress as one plain line, for logs that cannot redraw a bar."""
@@ -114,7 +130,7 @@ class Progress:
         eta = f"{left / rate:,.0f} s" if rate > 0 and left > 0 else "-"
         share = f" ({self.done / self.total:.0%})" if self.total else ""
         return (f"{self.description} {self.done:,}/{self.total:,}{share}  cached {self.cached:,}  "
-                f"errors {self.errors:,}  retries {self.retries:,}  {rate:,.1f} req/s  "
+                f"errors {self.errors:,}{self._waits() or '  retries 0'}  {rate:,.1f} req/s  "
                 f"elapsed {elapsed:,.0f} s  ETA {eta}")
 
     def stop(self) -> None:
@@ -300,6 +316,12 @@ def request_summary(stats: dict[str, Any]) -> str:
             f"errors {fmt(stats.get('errors'))}")
     if stats.get("empty"):
         text += f", of which empty {fmt(stats['empty'])}"
+    if stats.get("retries"):
+        text += f", retries {fmt(stats['retries'])}"
+    if stats.get("throttled"):
+        text += f", throttled {fmt(stats['throttled'])} times"
+        if stats.get("min_concurrency"):
+            text += f" (down to {fmt(stats['min_concurrency'])} in flight)"
     text += f"); tokens in {fmt(stats.get('prompt_tokens'))}, out {fmt(stats.get('completion_tokens'))}"
     if stats.get("cost_usd") is not None:
         text += f"; cost ${stats['cost_usd']:,.4f}"
