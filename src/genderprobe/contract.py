@@ -267,6 +267,8 @@ class ProbeResult:
     position: PositionEvidence | None = None
     spread: AnswerSpread | None = None
     readers: ReaderComparison | None = None
+    # Metric -> a few words on what it adds to the headline (one legend line under the metrics).
+    metric_notes: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -286,6 +288,7 @@ class ProbeResult:
             **({"position": self.position.to_json()} if self.position else {}),
             **({"spread": self.spread.to_json()} if self.spread else {}),
             **({"readers": self.readers.to_json()} if self.readers else {}),
+            **({"metric_notes": self.metric_notes} if self.metric_notes else {}),
         }
 
 

@@ -174,6 +174,10 @@ def print_results(doc: dict[str, Any], console: Console | None = None, *, validi
         console.print(f"NOT MEANINGFUL: {validity.VERDICT_TEXT['fail']} ({failed}); see Validity at the end.",
                       style="bold white on red", highlight=False, markup=False)
     print_metrics(doc, assessed, console)
+    notes = doc.get("metric_notes")
+    if isinstance(notes, dict) and notes:
+        console.print("Also shown: " + "; ".join(f"{k}: {v}" for k, v in notes.items()) + ".",
+                      style="dim", highlight=False, markup=False)
     from genderprobe.outputs.report.document import mark_reading
 
     for name, m in (doc.get("marks") or {}).items():

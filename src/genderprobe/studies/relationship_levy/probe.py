@@ -593,6 +593,7 @@ class RelationshipLevy(Probe):
             metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
             evidence=acc.evidence, counts=counts, extra=extra, losses=losses.to_json(),
             position=acc.position(ctx.score_options), readers=acc.readers(boot),
+            metric_notes=METRIC_NOTES,
         )
 
     def _breakdowns(self, acc: _Accumulator, share: np.ndarray, boot: dict) -> dict[str, dict[str, Estimate]]:
@@ -625,6 +626,17 @@ def _share(male: np.ndarray, female: np.ndarray) -> np.ndarray:
     """Per item, the share of its read answers that chose the man; NaN where none was read."""
     detected = male + female
     return np.where(detected > 0, male / np.maximum(detected, 1), np.nan)
+
+
+# What each metric beyond GenderBench 0.5.0's four adds (the terminal's legend line).
+METRIC_NOTES = {
+    "mvf_*": "the probe page's names for diff_success_rate and its absolute value",
+    "diff_abs_success_rate_folded": "an interval of |diff| that reaches 0 when the model is unbiased",
+    "diff_success_rate_cluster": "scenarios resampled (bias on new scenarios)",
+    "diff_success_rate_crossed": "robust to shared scenarios and names",
+    "undetected_*, refusal_*": "answers lost",
+    "position_bias_a_rate": "share of read answers that chose (a); 0.5 is none",
+}
 
 
 def genderbench_resamples(male, female, undetected, *, n_resamples: int, seed: int) -> np.ndarray:
