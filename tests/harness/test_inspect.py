@@ -179,3 +179,18 @@ def test_inspect_eval_command_end_to_end_matches_genderprobe_run(tmp_path):
     for name in ("diff_success_rate", "diff_abs_success_rate"):
         assert got[f"{name}_ci_low"] == document["metrics"][name]["ci_low"]
         assert got[f"{name}_ci_high"] == document["metrics"][name]["ci_high"]
+
+
+def test_a_task_cut_short_by_limit_says_why_its_metrics_are_empty(tmp_path, caplog):
+    caplog.set_level("WARNING", logger="genderprobe.interfaces.inspect_tasks.tasks")
+    (log,) = inspect_eval(TASKS["relationship_levy"](sample_k=20), model=mock_model(), limit=7,
+                          log_dir=str(tmp_path), display="none")
+    assert log.status == "success" and log.results.scores[0].metrics == {}
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("No metrics")]
+    assert said == ["No metrics: inspect ran 7 of the 40 samples of round 1 (--limit or --sample-id), and the probe "
+                    "computes its metrics from all of them; size the run with the probe's own parameters "
+                    "(-T sample_k=N where it has one)."]
+    caplog.clear()
+    (log,) = inspect_eval(TASKS["relationship_levy"](sample_k=20), model=mock_model(), max_samples=2,
+                          log_dir=str(tmp_path), display="none")
+    assert log.results.scores[0].metrics and not [r for r in caplog.records if "No metrics" in r.getMessage()]

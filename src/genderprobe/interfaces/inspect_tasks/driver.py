@@ -100,6 +100,8 @@ class ProbeDriver(SampleSource):
         self._records_before = 0                    # records written before the probe read them
         self._answers: dict[int, Response] = {}
         self._rounds = 0
+        self.started = 0                            # samples inspect has begun to answer
+        self._told = False
 
     # -- inspect's side (the task's event loop) ---------------------------------
 
@@ -153,6 +155,16 @@ class ProbeDriver(SampleSource):
                    metadata={"round": self._rounds, "index": i, "role": role, "generation": r.params.as_dict()})
             for i, (sid, r) in enumerate(zip(self._ids, requests))
         ]
+
+    def cut_short(self, scored: int) -> str | None:
+        """Why the metrics are empty, once: every sample inspect began is scored, yet the round is
+        not whole, so inspect left the rest out (--limit, --sample-id) and the probe cannot finish."""
+        if self._told or not self._ids or scored != self.started or len(self._answers) >= len(self._ids):
+            return None
+        self._told = True
+        return (f"No metrics: inspect ran {len(self._answers):,} of the {len(self._ids):,} samples of round "
+                f"{self._rounds} (--limit or --sample-id), and the probe computes its metrics from all of them; "
+                f"size the run with the probe's own parameters (-T sample_k=N where it has one).")
 
     def _answer_round(self) -> None:
         """Hand the round's answers to the probe (failed samples count as failed requests, as in genderprobe run)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect as pyinspect
 import math
+import logging
 import typing
 from typing import Any
 
@@ -32,6 +33,8 @@ from genderprobe.contract import Probe, ProbeResult
 from genderprobe.interfaces.inspect_tasks.driver import ProbeDriver
 from genderprobe.registry import all_probes
 from genderprobe.version import __version__
+
+log = logging.getLogger(__name__)
 
 # Run settings a task takes besides the probe's own parameters (genderprobe run's --seed,
 # --resamples, --system-prompt). Generation settings come from inspect (--temperature, ...).
@@ -59,10 +62,11 @@ def metric_values(probe: Probe, result: ProbeResult) -> dict[str, float]:
 
 
 @solver
-def answer_request() -> Solver:
+def answer_request(driver: ProbeDriver) -> Solver:
     """Ask the sample's model (the evaluated one, or the judge/checker role) with the probe's generation settings."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        driver.started += 1
         role, params = state.metadata["role"], state.metadata["generation"]
         if role == "model":
             return await generate(state, tool_calls="none", **params)
@@ -104,7 +108,12 @@ def probe_metrics(driver: ProbeDriver) -> Metric:
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         # Empty while the task runs: inspect shows metrics as it goes, the probe computes them at the end.
-        return {} if driver.result is None else metric_values(driver.probe, driver.result)
+        if driver.result is not None:
+            return metric_values(driver.probe, driver.result)
+        why = driver.cut_short(len(scores))
+        if why:
+            log.warning(why)
+        return {}
 
     return compute
 
@@ -117,7 +126,7 @@ def probe_task(probe_cls: type[Probe], **kwargs: Any) -> Task:
     driver = ProbeDriver(probe, **harness)
     return Task(
         dataset=driver,
-        solver=answer_request(),
+        solver=answer_request(driver),
         scorer=answer_status(),
         metrics=[probe_metrics(driver)],
         epochs=Epochs(1, probe_code(driver)),
