@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect as pyinspect
-import math
 import logging
+import math
 import typing
 from typing import Any
 
