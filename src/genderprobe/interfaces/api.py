@@ -78,6 +78,8 @@ class RunConfig:
     # genderprobe.outputs.records.AUTO_PARQUET_ROWS records (see genderprobe.outputs.records).
     records_format: str = "auto"
     records_parquet: bool = False  # also write records.parquet beside records.jsonl
+    # A display with expect/advance/stop (the CLI's progress bar); None: a notebook's own line in
+    # a Jupyter kernel, nothing elsewhere; False: nothing anywhere.
     progress: object | None = None
     # Answers older than this many seconds are asked again (model aliases move).
     cache_max_age: float | None = None
@@ -209,7 +211,31 @@ def _prepared(probe: str, model: str | None, config: RunConfig | None, generate:
     if config.model.startswith("function:") and config.model_object is None:
         raise UserError(f"The model {config.model} is a Python function; pass the function itself as generate=.")
     instance = get_probe(probe)(**params)
-    return lambda: execute(instance, config)
+    config, display = _progress_display(config)
+
+    def run() -> RunOutput:
+        try:
+            return execute(instance, config)
+        finally:
+            if display is not None:
+                display.stop()
+
+    return run
+
+
+def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
+    """The config with its progress display: a notebook's own line in a Jupyter kernel unless the
+    caller chose one (progress=False: none); the display this call made, to stop at the end."""
+    if config.progress is False:
+        return dataclasses.replace(config, progress=None), None
+    if config.progress is not None or config.dry_run:
+        return config, None
+    from genderprobe.outputs.terminal import NotebookProgress, in_notebook
+
+    if not in_notebook():
+        return config, None
+    display = NotebookProgress()
+    return dataclasses.replace(config, progress=display), display
 
 
 def execute(probe: Any, config: RunConfig) -> RunOutput:

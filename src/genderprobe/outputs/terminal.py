@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import sys
 import time
 from typing import Any
 
@@ -94,7 +96,7 @@ class Progress:
         if self.plain:
             if now - self._last_line >= self.every:
                 self._last_line = now
-                self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+                self.show(self.line())
             return
         self._bar.update(
             self._task,
@@ -105,6 +107,10 @@ class Progress:
             rate=f"{self._sent / elapsed:,.1f}",
             waits=self._waits(),
         )
+
+    def show(self, line: str) -> None:
+        """One plain progress line (where a bar cannot be redrawn)."""
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
 
     def retried(self, *, throttled: bool = False, in_flight: int | None = None) -> None:
         """One more retry; a throttle is counted, not printed, so a throttling server costs no lines."""
@@ -139,10 +145,43 @@ class Progress:
         if self._task is None:
             return
         if self.plain:
-            self.console.print(self.line(), highlight=False, markup=False, soft_wrap=True)
+            self.show(self.line())
             self._task = None
             return
         self._bar.stop()
+
+
+class NotebookProgress(Progress):
+    """The progress line in a Jupyter notebook: one output line updated in place.
+
+    A notebook is no terminal, so rich would print nothing live there without
+    ipywidgets; IPython's own display handle updates one output instead, twice
+    a second at most.
+    """
+
+    def __init__(self, *, description: str = "requests", every: float = 0.5):
+        super().__init__(Console(file=io.StringIO()), description=description, every=every)
+        self.plain = True
+        self._handle: Any = None
+
+    def beside(self, description: str) -> Progress:
+        child = NotebookProgress(description=description, every=self.every)
+        self._children.append(child)
+        return child
+
+    def show(self, line: str) -> None:
+        from IPython.display import display
+
+        if self._handle is None:
+            self._handle = display({"text/plain": line}, raw=True, display_id=True)
+        else:
+            self._handle.update({"text/plain": line}, raw=True)
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (where a run's progress goes to the notebook)."""
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def fmt(value: Any, digits: int = 3) -> str:
