@@ -115,3 +115,28 @@ def test_a_run_in_a_notebook_shows_its_progress_in_the_notebook(tmp_path):
     shown = [o.get("data", {}).get("text/plain", "") for o in notebook.cells[1].outputs]
     assert any(line.startswith("requests 20/20 (100%)") for line in shown), notebook.cells[1].outputs
     assert notebook.cells[2].outputs == []  # progress=False: nothing
+
+
+def test_openai_prompt_tokens_are_counted_by_tiktoken_where_it_serves(monkeypatch, tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    from genderprobe.engine import token_count
+    from genderprobe.interfaces.api import RunConfig, run_probe
+
+    # A real tiktoken Encoding whose tokens are single bytes: the count is checkable by hand.
+    byte_level = tiktoken.Encoding("byte_level", pat_str=r"\S+|\s+", mergeable_ranks={bytes([b]): b for b in range(256)},
+                                   special_tokens={})
+    monkeypatch.setattr(tiktoken, "encoding_for_model", lambda name: byte_level if name == "gpt-4o-mini" else
+                        (_ for _ in ()).throw(KeyError(name)))
+    token_count._openai_counter.cache_clear()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    config = RunConfig(dry_run=True, cache_dir=tmp_path, keep_records=False)
+    counted = run_probe("relationship-levy", "openai:gpt-4o-mini", config=config, sample_k=3).document
+    estimated = run_probe("relationship-levy", "openai:llama3", config=RunConfig(
+        dry_run=True, cache_dir=tmp_path, keep_records=False, base_url="http://127.0.0.1:9/v1"), sample_k=3).document
+    token_count._openai_counter.cache_clear()
+    exact, rough = counted["dry_run"]["model"], estimated["dry_run"]["model"]
+    assert exact["token_count"] == "tiktoken byte_level" and rough["token_count"] == "four characters a token"
+    assert "counted with tiktoken byte_level" in counted["note"]
+    # The same six prompts: bytes (plus framing) against characters / 4 (plus framing).
+    framing = 4 * 6
+    assert exact["prompt_tokens"] - framing > 3 * (rough["prompt_tokens"] - framing)

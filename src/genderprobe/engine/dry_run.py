@@ -20,6 +20,7 @@ from typing import Any
 
 from genderprobe.engine.accounting import cost
 from genderprobe.engine.store import Store, request_keys
+from genderprobe.engine.token_count import ESTIMATE, token_counter
 from genderprobe.engine.work_bounds import check_running_total
 from genderprobe.models import get_model
 from genderprobe.models.base import Model, Request, Response
@@ -30,9 +31,10 @@ class DryRunStats:
     requests: int = 0
     cached: int = 0
     to_send: int = 0
-    prompt_tokens: int = 0  # estimated: characters / 4 plus a few per message
+    prompt_tokens: int = 0  # counted as token_count says (token_count)
     completion_tokens: int = 0  # at most: each request's max_tokens
     unbounded: int = 0  # requests with no max_tokens, whose answer length is unknown
+    token_count: str = ESTIMATE  # how prompt_tokens were counted
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -47,7 +49,8 @@ class DryRun:
         self.store = store if model.cacheable else None
         self.max_age = max_age
         self.max_requests = max_requests
-        self.stats = DryRunStats()
+        self.counter = token_counter(model.spec)
+        self.stats = DryRunStats(token_count=self.counter.method)
         self._stand_in = get_model("reference:random")
 
     def __call__(self, requests: Sequence[Request]) -> list[Response]:
@@ -64,7 +67,7 @@ class DryRun:
         for i in missing:
             request = requests[i]
             self.stats.to_send += 1
-            self.stats.prompt_tokens += estimate_prompt_tokens(request)
+            self.stats.prompt_tokens += self.counter.prompt_tokens(request)
             if request.params.max_tokens:
                 self.stats.completion_tokens += request.params.max_tokens
             else:
@@ -75,11 +78,6 @@ class DryRun:
 
     def close(self) -> None:
         self.model.close()
-
-
-def estimate_prompt_tokens(request: Request) -> int:
-    """About four characters a token, and a few tokens of chat framing per message."""
-    return sum(len(content) for _, content in request.messages) // 4 + 4 * len(request.messages)
 
 
 def dry_run_document(probe: Any, model: Model, counters: dict[str, DryRun | None],
@@ -101,8 +99,8 @@ def dry_run_document(probe: Any, model: Model, counters: dict[str, DryRun | None
         "endpoint": model.endpoint,
         "dry_run": estimate,
         "note": "Nothing was sent. Rounds that depend on the answers (a judge reading them, DeMET's rewording) "
-                "are counted as a random model's answers would need them; prompt tokens are estimated at four "
-                "characters a token.",
+                "are counted as a random model's answers would need them; prompt tokens counted with "
+                + "; ".join(dict.fromkeys(e["token_count"] for e in estimate.values())) + ".",
     }
 
 

@@ -43,6 +43,7 @@ from genderprobe.engine.pacing import AdaptiveLimit, Pacer
 from genderprobe.engine.retries import RetryPolicy, is_throttle
 from genderprobe.engine.store import Store, request_keys
 from genderprobe.engine.store_writer import StoreFailed, StoreWriter
+from genderprobe.engine.token_count import token_counter
 from genderprobe.engine.work_bounds import check_running_total
 from genderprobe.engine.work_queue import WAIT_POLL, WorkQueue, unique_missing
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
@@ -135,8 +136,8 @@ class Runner:
 
     concurrency: most requests in flight at once.
     rpm / tpm: requests / tokens per minute (None: unlimited). Tokens are
-        estimated before sending (prompt characters / 4 + max_tokens) and
-        corrected with the usage the server reports.
+        estimated before sending (the prompt counted as genderprobe.engine.token_count
+        does, plus max_tokens) and corrected with the usage the server reports.
     max_retries: retries per request for transient failures.
     max_error_rate: share of requests that may fail after their retries before
         the run fails (None: never).
@@ -178,6 +179,7 @@ class Runner:
         self.concurrency = max(1, int(concurrency))
         self.rpm = Pacer(rpm) if rpm else None
         self.tpm = Pacer(tpm) if tpm else None
+        self._tokens = token_counter(model.spec) if tpm else None
         self.retries = RetryPolicy(max_retries, backoff_base, backoff_max, max_retry_after)
         self.max_error_rate = max_error_rate
         self.batch_size = batch_size
@@ -566,10 +568,8 @@ class Runner:
         while (wait := self._resume_at - time.monotonic()) > 0:
             await asyncio.sleep(wait)
 
-    @staticmethod
-    def _estimate_tokens(request: Request) -> int:
-        chars = sum(len(content) for _, content in request.messages)
-        return chars // 4 + 4 * len(request.messages) + (request.params.max_tokens or 16)
+    def _estimate_tokens(self, request: Request) -> int:
+        return self._tokens.prompt_tokens(request) + (request.params.max_tokens or 16)
 
     # -- bookkeeping -----------------------------------------------------
 
