@@ -7,7 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from genderprobe.data.packaged import all_data_files
 from genderprobe.interfaces.cli import main
+from genderprobe.outputs.hf_dataset import dataset_card
 
 pytest.importorskip("pyarrow")
 
@@ -34,8 +36,10 @@ def test_the_export_loads_with_datasets_and_matches_the_run(tmp_path):
     card = (folder / "README.md").read_text()
     assert card.startswith("---\nlicense: other\n") and "config_name: records" in card
     assert "| diff_success_rate | 1.000 |" in card
-    assert sorted(p.name for p in (folder / "LICENSES").iterdir()) == [
-        "demet-LICENSE", "fifty_shades-LICENSE", "genmo-LICENSE", "names-LICENSE.bloomberg"]
+    licences = sorted(p.name for p in (folder / "LICENSES").iterdir())
+    assert {"demet-LICENSE", "fifty_shades-LICENSE", "genmo-LICENSE", "names-LICENSE.bloomberg"} <= set(licences)
+    assert licences == sorted(k.replace("/", "-") for k, f in all_data_files().items()
+                              if f.name.upper().startswith(("LICENSE", "LICENCE")))
     assert json.loads((folder / "results.json").read_text()) == doc
 
 
@@ -47,3 +51,15 @@ def test_an_export_needs_the_runs_files_and_an_empty_folder(tmp_path):
     taken = run(tmp_path, "--out", str(tmp_path / "out"), "--export", "hf-dataset", str(tmp_path / "full"))
     assert taken.exit_code == 2 and "is not empty" in taken.output
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".full")] == []
+
+
+def test_the_card_is_the_hubs_own_schema_whatever_the_model_is_called():
+    import yaml
+    from huggingface_hub import DatasetCard
+
+    doc = {"probe": "relationship-levy", "model": 'openai:my "model": v2 # not a comment', "summary": "s",
+           "metrics": {}, "parameters": {}}
+    card = DatasetCard(dataset_card(doc, ["demet-LICENSE"]))
+    assert card.data.pretty_name == 'genderprobe relationship-levy on openai:my "model": v2 # not a comment'
+    front = yaml.safe_load(card.content.split("---")[1])
+    assert front["license"] == "other" and [c["config_name"] for c in front["configs"]] == ["records", "metrics"]

@@ -313,11 +313,13 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
     config = _run_config(opts)
     gate = check_threshold(opts["fail_on_mark"]) if opts["fail_on_mark"] else None
     if opts["export"]:
+        from genderprobe.outputs.hf_dataset import require_huggingface_hub
         from genderprobe.outputs.records_parquet import require_pyarrow
 
         if config.out_dir is None or not config.keep_records:
             raise UserError("--export hf-dataset needs the run's files: add --out DIR and drop --no-records.")
         require_pyarrow()
+        require_huggingface_hub()  # before the run, not after paying for it
     quiet = opts["quiet"] or opts["as_json"]
     progress = None if quiet else Progress()
     config.progress = progress

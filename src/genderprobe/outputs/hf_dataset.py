@@ -31,6 +31,7 @@ FORMATS = ("hf-dataset",)
 def export_hf_dataset(results_path: Path, records_path: Path, out: Path) -> Path:
     """Write the dataset folder ``out`` from a run's files; returns ``out``."""
     require_pyarrow()
+    require_huggingface_hub()
     if out.exists() and any(out.iterdir()):
         raise UserError(f"The export folder {out} is not empty; choose a new one for --export hf-dataset.")
     doc = json.loads(results_path.read_text(encoding="utf-8"))
@@ -60,6 +61,15 @@ def export_hf_dataset(results_path: Path, records_path: Path, out: Path) -> Path
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
+
+
+def require_huggingface_hub() -> None:
+    """One sentence where the Hub's library, which writes the dataset card, is missing."""
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        raise UserError("--export hf-dataset writes its dataset card with huggingface_hub, which is not "
+                        "installed: pip install 'genderprobe[hf-dataset]'.") from None
 
 
 def _metrics_parquet(doc: dict[str, Any], path: Path) -> None:
@@ -105,26 +115,20 @@ def _parquet_columns(path: Path) -> list[str]:
 
 
 def dataset_card(doc: dict[str, Any], licences: list[str], has_prompt: bool = True) -> str:
-    """The README.md a dataset repository shows: YAML front matter, then what the run was."""
+    """The README.md a dataset repository shows: YAML front matter, then what the run was.
+
+    The front matter is huggingface_hub's DatasetCardData, so it is the Hub's own schema
+    and quoting (a model name with a colon or quotes stays one string)."""
+    from huggingface_hub import DatasetCard, DatasetCardData
+
     probe, model = doc["probe"], doc["model"]
-    front = [
-        "---",
-        "license: other",
-        "license_name: mixed",
-        "license_link: LICENSES/",
-        f"pretty_name: genderprobe {probe} on {json.dumps(model)[1:-1]}",
-        "tags:",
-        "- gender-bias",
-        "- fairness",
-        "- genderprobe",
-        "configs:",
-        "- config_name: records",
-        "  data_files: data/records.parquet",
-        "  default: true",
-        "- config_name: metrics",
-        "  data_files: data/metrics.parquet",
-        "---",
-    ]
+    data = DatasetCardData(
+        license="other", license_name="mixed", license_link="LICENSES/",
+        pretty_name=f"genderprobe {probe} on {model}",
+        tags=["gender-bias", "fairness", "genderprobe"],
+        configs=[{"config_name": "records", "data_files": "data/records.parquet", "default": True},
+                 {"config_name": "metrics", "data_files": "data/metrics.parquet"}],
+    )
     headline = [h["metric"] for h in (doc.get("headline") or {}).get("metrics", [])]
     lines = ["", f"# {probe} on {model}", "", doc.get("summary", ""), "",
              f"Measured with genderprobe {doc.get('versions', {}).get('genderprobe', '')} "
@@ -147,7 +151,7 @@ def dataset_card(doc: dict[str, Any], licences: list[str], has_prompt: bool = Tr
               "The prompts are built from published datasets packaged with genderprobe; the licences of "
               "all of them, this probe's among them, are in `LICENSES/`: "
               + ", ".join(f"`{name}`" for name in licences) + ".", ""]
-    return "\n".join(front + lines)
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n" + "\n".join(lines)))
 
 
 def _num(value: Any) -> str:
