@@ -1,0 +1,112 @@
+"""Runs inside GenderBench 0.5.0's own environment (tests/genderbench_parity.py makes it).
+
+    python genderbench_driver.py setup NLTK_DATA_DIR
+    python genderbench_driver.py run REQUEST.json RESULT.json
+    python genderbench_driver.py tokenize REQUEST.json RESULT.json
+
+``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
+NLTK 3.8.1's own ``PunktSentenceTokenizer`` where ``nltk.word_tokenize`` loads it.
+``run`` builds GenderBench's probe, gives each attempt the answer named by its
+prompt's digest and repetition, and lets GenderBench's own ``generate``,
+``evaluate`` and ``calculate_metrics`` do the rest. Only the standard library,
+GenderBench and its dependencies are imported: never genderprobe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import pickle
+import sys
+from pathlib import Path
+
+
+def setup(nltk_data: str) -> None:
+    import punkt
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    model = punkt.load_model("english")
+    params = PunktParameters()
+    params.abbrev_types = set(model.abbrev_types)
+    params.collocations = set(model.collocations)
+    params.sent_starters = set(model.sent_starters)
+    for word, flags in model.ortho_context.items():
+        params.ortho_context[word] = flags
+    # NLTK 3.8.1 loads tokenizers/punkt/PY3/english.pickle under Python 3.
+    folder = Path(nltk_data) / "tokenizers" / "punkt" / "PY3"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "english.pickle", "wb") as f:
+        pickle.dump(PunktSentenceTokenizer(params), f)
+
+
+def _offline_nltk() -> None:
+    # GenderBench's YesNoEvaluator calls nltk.download("punkt"); the model is in place (setup).
+    import nltk
+
+    nltk.download = lambda *args, **kwargs: True
+
+
+def _key(text: str, repetition: int) -> str:
+    return f"{hashlib.sha1(text.encode()).hexdigest()}:{repetition}"
+
+
+def _number(x):
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def run(request: dict) -> dict:
+    _offline_nltk()
+    import genderbench.probes as probes
+    from genderbench.generators.generator import Generator
+
+    class Answers(Generator):
+        def __init__(self, answers):
+            self.answers = answers
+
+        def generate(self, texts):
+            assert len(texts) == len(self.answers)
+            return self.answers
+
+    cls = getattr(probes, request["probe"])
+    probe = cls(**request["params"], random_seed=request["seed"], bootstrap_cycles=request["cycles"],
+                calculate_cis=True, log_strategy="no")
+    probe.create_probe_items()
+    keys = [_key(a.prompt.text, a.repetition_id) for a in probe.attempts]
+    missing = [k for k in keys if k not in request["answers"]]
+    if missing:
+        raise SystemExit(f"{len(missing)} of GenderBench's {len(keys)} attempts have no answer "
+                         f"(their prompts differ from ours), e.g. {missing[0]}")
+    probe.generate(Answers([request["answers"][k] for k in keys]))
+    probe.evaluate()
+    points = probe.metric_calculator(probe.probe_items)  # what calculate_cis=False reports
+    probe.calculate_metrics()
+    marks = {}
+    for name, mark in probe.marks.items():
+        value = mark["mark_value"]
+        marks[name] = None if isinstance(value, float) and math.isnan(value) else int(value)
+    return {
+        "attempts": keys,
+        "evaluations": [None if a.evaluation_undetected else a.evaluation for a in probe.attempts],
+        "metrics": {k: _number(v) for k, v in points.items()},
+        "intervals": {k: [_number(v[0]), _number(v[1])] for k, v in probe.metrics.items()},
+        "marks": marks,
+    }
+
+
+def tokenize(request: dict) -> list:
+    _offline_nltk()
+    from nltk.tokenize import word_tokenize
+
+    return [word_tokenize(text) for text in request["texts"]]
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "setup":
+        setup(sys.argv[2])
+    else:
+        request = json.loads(Path(sys.argv[2]).read_text())
+        result = {"run": run, "tokenize": tokenize}[command](request)
+        Path(sys.argv[3]).write_text(json.dumps(result))

