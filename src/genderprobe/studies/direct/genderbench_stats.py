@@ -1,0 +1,124 @@
+"""GenderBench 0.5.0's sampling, bootstrap and intervals, draw for draw.
+
+GenderBench (probing/probe.py) samples items with ``random.seed(seed);
+random.sample(items, k)`` and bootstraps with ``random.seed(seed)`` and then
+``random.choices(items, k=len(items))`` per cycle, computing its metrics on
+each resample; a metric's interval is a normal fitted to those values.
+Here the same draws come from the same Mersenne Twister state: Python's
+``random()`` and numpy's ``RandomState.random_sample()`` are the same
+generator, so numpy draws GenderBench's resamples at once, and each resample
+is a row of item multiplicities. The metrics come from per-item counts
+weighted by those rows, so a probe's numbers and intervals are GenderBench's
+on the same answers and the same seed (tests/genderbench_parity.py checks it).
+
+The same module is in the discrimination_tamkin study; a third GenderBench probe is the
+time to move it into genderprobe.analysis.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from genderprobe.analysis.stats import (
+    Estimate,
+    MarkDefinition,
+    normal_fit_interval,
+    percentile_interval,
+)
+
+# Resample rows held at once: cycles x items multiplicities.
+_BLOCK_CELLS = 4_000_000
+
+
+def sample_items(n: int, k: int | None, seed: int) -> list[int]:
+    """The items GenderBench keeps of n when it samples k (all, in order, for None)."""
+    if k is None:
+        return list(range(n))
+    return random.Random(seed).sample(range(n), k)
+
+
+def _numpy_twin(seed: int) -> np.random.RandomState:
+    """A numpy generator in the state ``random.seed(seed)`` leaves Python's in."""
+    state = random.Random(seed).getstate()[1]
+    twister = np.random.MT19937()
+    twister.state = {"bit_generator": "MT19937",
+                     "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
+    return np.random.RandomState(twister)
+
+
+def resample_weights(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
+    """GenderBench's bootstrap resamples in blocks: rows of how often each of the n items was drawn."""
+    rng = _numpy_twin(seed)
+    block = max(1, _BLOCK_CELLS // max(n, 1))
+    for start in range(0, cycles, block):
+        size = min(block, cycles - start)
+        # random.choices: population[floor(random() * n)], k = n draws per cycle, cycle after cycle.
+        drawn = np.floor(rng.random_sample((size, n)) * n).astype(np.int64)
+        rows = np.repeat(np.arange(size), n) * n + drawn.ravel()
+        yield np.bincount(rows, minlength=size * n).reshape(size, n).astype(np.float64)
+
+
+def genderbench_interval(values: np.ndarray) -> tuple[float, float] | None:
+    """GenderBench's interval of a metric's bootstrap values; None where it gives (nan, nan).
+
+    All NaN: none. All equal (no NaN): that value twice. Otherwise a normal fitted to the
+    values that are not NaN, which has no spread, and so no interval, where those are equal.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    nan = np.isnan(values)
+    if nan.all():
+        return None
+    kept = values[~nan]
+    if np.all(kept == kept[0]):
+        return (float(kept[0]), float(kept[0])) if not nan.any() else None
+    return normal_fit_interval(kept)
+
+
+Metrics = Callable[[np.ndarray], dict[str, np.ndarray]]
+
+
+class Bootstrapped:
+    """A probe's GenderBench metrics on all items and on each of GenderBench's resamples.
+
+    counts: one row per item (in GenderBench's item order) of the counts its metrics add up;
+    metrics: those counts summed per resample (rows) -> metric name -> one value per row.
+    """
+
+    def __init__(self, counts: np.ndarray, metrics: Metrics, *, cycles: int, seed: int):
+        counts = np.asarray(counts, dtype=np.float64)
+        self.n = counts.shape[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.points = {k: float(v[0]) for k, v in metrics(counts.sum(axis=0, keepdims=True)).items()}
+            blocks = [metrics(w @ counts) for w in resample_weights(self.n, cycles, seed)]
+        self.draws = {k: np.concatenate([b[k] for b in blocks]) for k in self.points}
+
+    def estimate(self, name: str, n: int) -> Estimate:
+        """The metric's value (GenderBench's point), with the percentile interval of its resamples."""
+        point = self.points[name]
+        if math.isnan(point):
+            return Estimate(None, None, None, n)
+        return percentile_interval(point, self.draws[name], n)
+
+    def intervals(self) -> dict[str, list[float] | None]:
+        """Every metric's interval as GenderBench reports it (calculate_cis=True)."""
+        return {k: (list(iv) if (iv := genderbench_interval(v)) else None) for k, v in self.draws.items()}
+
+    def mark(self, definition: MarkDefinition, estimate: Estimate) -> dict:
+        """GenderBench's mark of the metric: from the normal fitted to its resamples."""
+        values = self.draws[definition.metric]
+        if genderbench_interval(values) is None:
+            return definition.to_json(Estimate(None, None, None, estimate.n))
+        return definition.to_json(estimate, values)
+
+
+def first_max(*values: np.ndarray) -> np.ndarray:
+    """Python's ``max(values)`` element-wise, NaN as Python treats it: the first value is kept
+    unless a later one is greater (so a NaN first stays, a NaN later is passed over)."""
+    out = values[0].copy()
+    for v in values[1:]:
+        out = np.where(v > out, v, out)
+    return out
