@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import markupsafe
@@ -254,3 +255,29 @@ def test_an_absolute_metrics_mark_interval_is_shown_from_0_saying_where_the_fit_
                                "metric can be), normal fitted to the bootstrap values.")
     signed = dict(m, ranges={"A": [[-0.1, 0.1]], "D": [[-1, -0.6], [0.6, 1]]})
     assert mark_reading(signed).startswith("Mark read from [-0.022, 0.222], normal")
+
+
+def _charts_and_tables(page: str) -> str:
+    """The page from its Charts to its Tables' end: the paper's tables and the metrics table left out."""
+    start = page.index("<h3>Charts</h3>")
+    return page[start:min(i for i in (page.find("<h3>Beside the paper</h3>"), page.find("<h3>Evidence</h3>")) if i > 0)]
+
+
+@pytest.mark.parametrize("probe", ["relationship-levy", "genmo"])
+def test_each_breakdown_number_is_shown_once_under_charts_and_tables(tmp_path, probe):
+    """A probe's table of a breakdown ("diff_success_rate by topic") repeated the numbers its chart
+    shows beside it: every breakdown was on the page twice (issue 35)."""
+    from genderprobe.interfaces.api import RunConfig, run_probe
+
+    config = RunConfig(model="reference:random", use_cache=False, n_resamples=100)
+    doc = run_probe(probe, "reference:random", config=config, sample_k=120).document
+    section = _charts_and_tables(render_report([(doc, "results.json")]))
+    # Two groups of a small run can have the same numbers: each is expected as often as the breakdowns hold it.
+    expected = Counter((json.dumps(e["value"]), json.dumps(e["ci_low"]), json.dumps(e["ci_high"]))
+                       for groups in doc["breakdowns"].values() for e in groups.values())
+    assert sum(expected.values()) >= 7
+    for value, low, high in expected:
+        cell = f'data-value="{value}" data-ci-low="{low}" data-ci-high="{high}"'
+        assert section.count(cell) == expected[(value, low, high)], cell
+    for table in doc["tables"]:  # each of the probe's tables is still there, once
+        assert section.count(f'<p class="table-caption">{markupsafe.escape(table["title"])}</p>') == 1, table["title"]

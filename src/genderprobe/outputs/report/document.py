@@ -14,6 +14,7 @@ from genderprobe.analysis import breakdown_tests as bt
 from genderprobe.analysis import validity
 from genderprobe.errors import UserError
 from genderprobe.outputs.report import charts
+from genderprobe.outputs.report import table_placement as placement
 from genderprobe.outputs.report.charts import forest
 from genderprobe.outputs.report.charts.common import Figure
 from genderprobe.outputs.report.secrets import redact
@@ -33,6 +34,9 @@ class FigureView:
     title: str
     type: str
     figure: Figure | None  # None: a chart type this version cannot draw
+    estimates: list[tuple[str, placement.Numbers]] = field(default_factory=list)  # what it draws, with a value
+    table: dict[str, Any] | None = None  # the probe's table that is its numbers (genderprobe...table_placement)
+    numbers_in: str | None = None  # the title of the table under Tables that holds its numbers
 
 
 @dataclass
@@ -63,6 +67,7 @@ class RunView:
     marks: list[MarkView] = field(default_factory=list)
     figures: list[FigureView] = field(default_factory=list)
     evidence: list[EvidenceView] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)  # the probe's tables that no chart shows as its numbers
     details: dict[str, Any] = field(default_factory=dict)
     validity: dict[str, Any] = field(default_factory=dict)  # verdict, checks (genderprobe.analysis.validity)
     problems: list[dict[str, Any]] = field(default_factory=list)  # the checks that did not pass
@@ -145,6 +150,7 @@ def build(doc: dict[str, Any], source: str) -> RunView:
         mv.caveat = mark_caveat(mv.metric, view.validity)
     view.figures = [_figure(spec, doc) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
+    view.tables = _place_tables(doc["tables"], view.figures)
     view.evidence = _evidence(doc["evidence"], doc["counts"])
     view.details = run_details(doc)
     from genderprobe.analysis.equivalence import lines
@@ -158,7 +164,20 @@ def _figure(spec: Any, doc: dict[str, Any] | None = None, dim: str | None = None
     figure = charts.draw(spec)
     if figure is not None:
         figure.notes += legends
-    return FigureView(str(spec.get("id", "")), str(spec.get("title", "")), str(spec.get("type", "")), figure)
+    return FigureView(str(spec.get("id", "")), str(spec.get("title", "")), str(spec.get("type", "")), figure,
+                      placement.estimates(spec, undefined=False))
+
+
+def _place_tables(tables: list[dict[str, Any]], figures: list[FigureView]) -> list[dict[str, Any]]:
+    """Give each figure whose numbers a probe table holds that table, or a pointer to it; the tables left."""
+    placed = placement.place(tables, [f.estimates for f in figures])
+    for f, (t, alone) in placed.items():
+        if alone:
+            figures[f].table = tables[t]
+        else:
+            figures[f].numbers_in = str(tables[t].get("title") or "")
+    taken = {t for t, alone in placed.values() if alone}
+    return [t for i, t in enumerate(tables) if i not in taken]
 
 
 def _marked(spec: Any, doc: dict[str, Any], dim: str | None) -> tuple[Any, list[str]]:
@@ -240,23 +259,6 @@ def _lowest_mark_value(ranges: Any) -> float | None:
     return low if low >= 0 else None
 
 
-def _shown_estimates(spec: Any) -> list[tuple[str, tuple[Any, Any, Any]]]:
-    """(label, (value, ci_low, ci_high)) of every estimate a chart draws with its interval."""
-    if not isinstance(spec, dict):
-        return []
-    out = []
-    if spec.get("type") == "forest" and isinstance(spec.get("rows"), list):
-        out = [(str(r.get("label")), r) for r in spec["rows"] if isinstance(r, dict)]
-    elif spec.get("type") == "bar" and isinstance(spec.get("categories"), list):
-        for series in spec.get("series") or []:
-            points = series.get("points") if isinstance(series, dict) else None
-            if isinstance(points, list):  # a group may be named by its category, or by series and category
-                name = str(series.get("name"))
-                out += [(f"{c} | {name} {c} | {c} {name}", p) for c, p in zip(spec["categories"], points)
-                        if isinstance(p, dict)]
-    return [(label, (e.get("value"), e.get("ci_low"), e.get("ci_high"))) for label, e in out]
-
-
 def _drawn(groups: dict[str, Any], shown: list[tuple[str, tuple[Any, Any, Any]]]) -> bool:
     """Whether one chart already draws every group of a breakdown: the same estimate, under a label
     that is the group's or names it ("seed type: explicit" for the group "explicit")."""
@@ -269,7 +271,7 @@ def _drawn(groups: dict[str, Any], shown: list[tuple[str, tuple[Any, Any, Any]]]
 
 def _breakdown_figures(doc: dict[str, Any]) -> list[FigureView]:
     """Forest plots of breakdowns that no chart of the probe already draws (as a forest or as bars)."""
-    shown = [_shown_estimates(spec) for spec in doc["charts"]]
+    shown = [placement.estimates(spec) for spec in doc["charts"]]
     out = []
     for dim, groups in doc["breakdowns"].items():
         if not isinstance(groups, dict) or (groups and any(_drawn(groups, s) for s in shown)):
