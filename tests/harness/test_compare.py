@@ -173,3 +173,24 @@ def test_wide_terminal_keeps_one_row_per_model(runs, genmo_runs):
         for e in group.entries:
             (row,) = [line for line in lines if f" {e.label} " in line]
             assert all(format.estimate(e.metric(m)) in row for m in group.headline)
+
+
+def test_runs_in_folders_of_the_same_name_are_told_apart(runs, tmp_path):
+    """A suite keeps each run in <model>/<probe>/: compare named both runs' file
+    "relationship-levy/results.json" (issue 35)."""
+    folders = []
+    for model, source in (("reference-random", "reference:random"), ("reference-biased", "reference:biased"),
+                          ("again", "reference:random")):
+        folder = tmp_path / model / "relationship-levy"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(runs[source].read_text(encoding="utf-8"), encoding="utf-8")
+        folders.append(folder)
+    out = tmp_path / "c.html"
+    result = CliRunner().invoke(main, ["compare", *map(str, folders), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    files = re.findall(r'<td class="mono">([^<]*results\.json)</td>', out.read_text(encoding="utf-8"))
+    assert sorted(files) == sorted(f"{m}/relationship-levy/results.json"
+                                   for m in ("reference-random", "reference-biased", "again"))
+    # The same model twice is told apart by those names, in the terminal too.
+    for name in ("reference-random", "again"):
+        assert f"reference:random ({name}/relationship-levy/results.json)" in result.output.replace("\n", "")

@@ -11,14 +11,10 @@ from genderprobe.outputs.results import load_results
 
 
 def _load(paths: tuple[Path, ...]) -> list[tuple[dict, str]]:
-    from genderprobe.outputs.report.compare import source_name
+    from genderprobe.outputs.report.compare import source_names
 
-    docs = []
-    for p in paths:
-        if p.is_dir():  # a run's --out folder: its results.json
-            p = p / "results.json"
-        docs.append((load_results(p), source_name(p)))
-    return docs
+    files = [p / "results.json" if p.is_dir() else p for p in paths]  # a run's --out folder: its results.json
+    return [(load_results(p), name) for p, name in zip(files, source_names(files))]
 
 
 def _done(path: Path) -> None:

@@ -291,3 +291,18 @@ def source_name(path: str | Path) -> str:
     """A short name for a results file: its folder and name."""
     p = Path(path)
     return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+
+
+def source_names(paths: Sequence[str | Path]) -> list[str]:
+    """Short names that tell the files apart: each file's folder and name, with as many folders
+    above as it takes (runs of a suite are all <model>/<probe>/results.json)."""
+    full = [Path(p).resolve().parts for p in paths]
+    depth = [min(2, len(parts)) for parts in full]
+    while True:
+        names = [Path(*parts[-d:]).as_posix() for parts, d in zip(full, depth)]
+        clashing = [i for i, name in enumerate(names) if depth[i] < len(full[i])
+                    and any(names[j] == name and full[j] != full[i] for j in range(len(names)))]
+        if not clashing:  # the same file given twice keeps one name (its labels are numbered)
+            return names
+        for i in clashing:
+            depth[i] += 1
