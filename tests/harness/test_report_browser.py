@@ -213,3 +213,29 @@ def test_screenshots_of_a_report_and_a_comparison(browser, pages):
         data = shot.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
         assert shot.parent == ARTIFACTS
+
+
+def test_the_suite_leaderboards_fit_1280_pixels(browser, tmp_path):
+    """DeMET's four headline metrics and a run that is not ranked made its suite leaderboard 1,506 px
+    wide in 1,184: it scrolled sideways at 1280 px (issue 35)."""
+    from click.testing import CliRunner
+
+    from genderprobe.interfaces.cli import main
+
+    out = tmp_path / "suite"
+    result = CliRunner().invoke(main, ["suite", "--model", "reference:random", "--model", "reference:first-option",
+                                       "--probes", "demet,relationship-levy", "--out", str(out), "--resamples",
+                                       "100", "--no-cache", "-q"])
+    assert result.exit_code == 0, result.output
+    load = browser.open(out / "report.html")
+    assert load.console_errors == []
+    assert browser.js("return window.innerWidth") == 1280
+    tables = browser.js("""return Array.from(document.querySelectorAll('table.leaderboard')).map(t => {
+        const box = t.closest('.scroll');
+        return [t.closest('section').id, box.scrollWidth, box.clientWidth, t.querySelectorAll('tbody tr').length];});""")
+    assert len(tables) == 3  # demet, relationship-levy and the suite's own
+    for section, needed, shown, rows in tables:
+        assert rows == 2 and needed <= shown, (section, needed, shown)
+    assert browser.js("return document.documentElement.scrollWidth") <= 1280
+    assert "not ranked" in browser.js("return document.querySelector('section[data-probe=demet] table.leaderboard')"
+                                      ".textContent")

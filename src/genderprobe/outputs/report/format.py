@@ -33,13 +33,19 @@ def number(v: Any, digits: int = 3, *, tiny_as_sci: bool = True) -> str:
 
 def estimate(v: dict[str, Any]) -> str:
     """``0.128 [-0.077, 0.333]``; ``undefined`` when the metric has no value."""
+    return " ".join(part for part in estimate_parts(v) if part)
+
+
+def estimate_parts(v: dict[str, Any]) -> tuple[str, str]:
+    """(``0.128``, ``[-0.077, 0.333]``): the value and its interval ("" when it has none), for a
+    cell that may put the interval under the value."""
     value, lo, hi = v.get("value"), v.get("ci_low"), v.get("ci_high")
     if value is None:
-        return "undefined"
+        return "undefined", ""
     if lo is None or hi is None:
-        return number(value)
+        return number(value), ""
     # Interval ends in the value's fixed notation, so they line up with it.
-    return f"{number(value)} [{number(lo, tiny_as_sci=False)}, {number(hi, tiny_as_sci=False)}]"
+    return number(value), f"[{number(lo, tiny_as_sci=False)}, {number(hi, tiny_as_sci=False)}]"
 
 
 def exact(v: Any) -> str:

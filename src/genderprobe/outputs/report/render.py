@@ -31,7 +31,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(number=format.number, estimate=format.estimate, exact=format.exact, plain=format.plain,
-                       when=format.when)
+                       when=format.when, estimate_parts=format.estimate_parts)
     env.tests["estimate"] = format.is_estimate
     return env
 
