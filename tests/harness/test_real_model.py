@@ -43,6 +43,8 @@ def _small_inputs(folder: Path) -> dict[str, Path]:
 def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
     return {
         "relationship-levy": ["--sample-k", "4"],
+        "discrimination-tamkin": ["--sample-k", "2", "--repetitions", "1"],
+        "direct": ["--sample-k", "3"],
         "demet": ["--scenarios-file", str(inputs["scenarios"]), "--names-file", str(inputs["names"]),
                   "--per-type", "2"],
         "demet-names": ["--names-file", str(inputs["names"])],
@@ -146,6 +148,8 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
     text = {k: p.read_text(encoding="utf-8") for k, p in inputs.items()}
     return {
         "relationship-levy": {"sample_k": 4},
+        "discrimination-tamkin": {"sample_k": 2, "num_repetitions": 1},
+        "direct": {"sample_k": 3},
         "demet": {"scenarios_file": text["scenarios"], "names_file": text["names"], "per_type": 2},
         "demet-names": {"names_file": text["names"]},
         "genmo": {"sample_k": 2, "template": "noncot"},
