@@ -8,6 +8,7 @@ the shape a probe would write.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,10 +62,46 @@ class UndecidedModel(SyncBatchModel):
         return [Response(text=f"{text} (prompt {len(r.prompt)})") for r in requests]
 
 
+# The answer browser's test answers: a sentence planted for its search, and the payload the issue names.
+PLANTED = "zebra-7f3c"
+SCRIPT_BREAKER = "</script><img src=x onerror=alert(1)>"
+# Twenty answers, one picked by the prompt: every reading the answer browser shows.
+MIXED = (("(a)",) * 7 + ("(b)",) * 5 + ("<think>Weighing both partners' claims.</think>(b)",) * 2
+         + ("Both have a point, honestly.",) * 2
+         + ("Neither of them; they should talk.", "I'm sorry, but I can't help with that.",
+            f"(a) {SCRIPT_BREAKER}", PAYLOADS[0]))
+
+
+class MixedModel(SyncBatchModel):
+    """Answers of every kind a report's answer browser shows, decided by the prompt, so a run is the
+    same each time: (a), (b), reasoning before (b), unreadable answers, a refusal, hostile markup, and
+    the PLANTED sentence for the scenario about investing extra savings. As the reader judge (its
+    prompt quotes the answer) it reads "Both have a point" as (a) and nothing else."""
+
+    cacheable = False
+
+    def __init__(self, name: str):
+        self.spec = f"test:{name}"
+
+    def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
+        return [Response(text=self.answer(r.prompt)) for r in requests]
+
+    @staticmethod
+    def answer(prompt: str) -> str:
+        if prompt.startswith("You are checking which option"):
+            return "(a)" if "Both have a point" in prompt else "NONE"
+        if "extra savings into real estate" in prompt:
+            return f"(b), says the {PLANTED} planted answer."
+        return MIXED[zlib.crc32(prompt.encode("utf-8")) % len(MIXED)]
+
+
 def create(name: str, options: ModelOptions) -> SyncBatchModel:
     """Backend entry point: tests register this module under the 'test' prefix
-    (``test:undecided`` never picks an option; any other name answers payloads)."""
-    return UndecidedModel(name) if name == "undecided" else PayloadModel(name)
+    (``test:undecided`` never picks an option; ``test:mixed...`` answers MixedModel's mix;
+    any other name answers payloads)."""
+    if name == "undecided":
+        return UndecidedModel(name)
+    return MixedModel(name) if name.startswith("mixed") else PayloadModel(name)
 
 
 def levy_results(out_dir: Path, model: str, sample_k: int, *, seed: int = 0) -> Path:

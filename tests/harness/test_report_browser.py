@@ -16,7 +16,7 @@ from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Table
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models import BACKENDS
-from genderprobe.outputs.report import render_comparison, render_report, write_html
+from genderprobe.outputs.report import answer_data, render_comparison, render_report, write_html
 from genderprobe.outputs.results import load_results, write_json
 from genderprobe.registry import all_probes
 
@@ -114,8 +114,13 @@ def test_every_registered_probe_renders_with_no_report_code_of_its_own(browser, 
     out = run_probe(probe, "reference:random", config=config)
     doc = load_results(out.results_path)
     html = tmp_path / "report.html"
-    write_html(html, render_report([(doc, "results.json")]))
+    write_html(html, render_report([(doc, "results.json", out.records_path)]))
     check_clean_load_and_charts(browser, html, [doc])
+    # Its answers are in the answer browser, each read as one of the readings it offers.
+    records = sum(1 for _ in out.records_path.open(encoding="utf-8"))
+    shown = browser.js("const b = document.getElementById('answer-browser'); return [b.dataset.ready, "
+                       "+b.dataset.matching, document.querySelectorAll('#ab-list > li[data-reading]').length]")
+    assert shown[0] is not None and shown[1] == min(records, answer_data.PAGE_ANSWERS) and shown[2] > 0
 
 
 def _same(cell: dict, expected) -> None:

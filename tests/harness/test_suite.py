@@ -110,7 +110,13 @@ def test_the_report_has_each_probes_section_and_a_leaderboard(folder):
         assert ranked == ["reference:unbiased", "reference:biased"]  # the unbiased model is best on both
     board = re.search(r'<table class="data leaderboard suite-leaderboard">(.*?)</table>', page, re.S).group(1)
     assert re.findall(r'<tr data-model="([^"]+)">', board) == ["reference:unbiased", "reference:biased"]
-    assert "<script" not in page.lower() and "default-src 'none'" in page
+    only_the_answer_browser_runs(page)
+
+
+def only_the_answer_browser_runs(page: str) -> None:
+    """The page's scripts are the answer browser's data (never run) and its own code, named by hash."""
+    assert re.findall(r"<script([^>]*)>", page.lower()) == [' type="application/json" id="answer-data"', ""]
+    assert "default-src 'none'" in page and "script-src 'sha256-" in page
 
 
 def test_a_suite_run_again_skips_what_is_done_and_reruns_what_changed(folder, tmp_path):
@@ -208,7 +214,7 @@ def test_text_from_models_and_settings_is_escaped_in_the_report(tmp_path):
                        "--base-url", server.base_url, "--out", str(tmp_path / "out"), env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 0, result.output
     page = (tmp_path / "out/report.html").read_text()
-    assert "<script" not in page.lower()
+    only_the_answer_browser_runs(page)  # the model's name is in the answers' data, escaped
     assert "&lt;/pre&gt;&lt;script&gt;" in page  # the system prompt, closing no element
     assert html.escape(hostile, quote=False) in page and html.escape(f"openai:{hostile}") in page
     assert KEY not in page

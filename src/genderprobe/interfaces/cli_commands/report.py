@@ -28,9 +28,11 @@ def _done(path: Path) -> None:
               help="HTML file to write (default: report.html beside the first results file).")
 def report_command(results: tuple[Path, ...], output: Path | None) -> None:
     """Write a self-contained HTML report of one or more results files (or run folders)."""
+    from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report import render_report, write_html
 
-    docs = _load(results)
+    # Each run with its records file, for the report's answer browser.
+    docs = [(doc, source, records_beside(path, doc)) for (doc, source), path in zip(_load(results), results)]
     if output is None:
         first = results[0] if results[0].is_dir() else results[0].parent
         output = first / "report.html"

@@ -13,6 +13,8 @@ import jinja2
 from genderprobe.analysis import validity
 from genderprobe.errors import UserError
 from genderprobe.outputs.report import document, format
+from genderprobe.outputs.report.answer_browser import Browser, browser
+from genderprobe.outputs.report.answer_data import RunAnswers
 from genderprobe.outputs.report.charts import forest
 from genderprobe.outputs.report.compare import ProbeSection, compare, ranking_note
 from genderprobe.outputs.report.document import FigureView, mark_bands
@@ -40,13 +42,19 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def render_report(docs: Sequence[tuple[dict[str, Any], str]]) -> str:
-    """One HTML page for one or more (results document, source name) pairs."""
+def answers_of(docs: Sequence[tuple[Any, ...]]) -> Browser:
+    """The answer browser of (document, source[, records]) runs: records are a path or a list of records."""
+    return browser([RunAnswers(doc, source, *records[:1]) for doc, source, *records in docs])
+
+
+def render_report(docs: Sequence[tuple[Any, ...]]) -> str:
+    """One HTML page for one or more (results document, source name) pairs; a third element,
+    the run's records (their file, or a list), puts its answers in the page's answer browser."""
     if not docs:
         raise UserError("Give at least one results file to report on.")
-    runs = [document.build(doc, source) for doc, source in docs]
+    runs = [document.build(doc, source) for doc, source, *_ in docs]
     return environment().get_template("report.html.j2").render(
-        runs=runs, version=__version__, generated=_now(),
+        runs=runs, version=__version__, generated=_now(), browser=answers_of(docs),
         samples_per_category=document.SAMPLES_PER_CATEGORY, verdict_text=validity.VERDICT_TEXT,
     )
 
@@ -68,7 +76,7 @@ def headline_figure(section: ProbeSection, group_index: int, metric: str) -> Fig
     return FigureView(spec["id"], metric, "forest", forest.draw(spec, bands))
 
 
-def render_comparison(docs: Sequence[tuple[dict[str, Any], str]], equivalence_margin: float | None = None) -> str:
+def render_comparison(docs: Sequence[tuple[Any, ...]], equivalence_margin: float | None = None) -> str:
     if len(docs) < 2:
         raise UserError("Give at least two results files to compare.")
     sections = compare(docs, equivalence_margin)
@@ -78,7 +86,7 @@ def render_comparison(docs: Sequence[tuple[dict[str, Any], str]], equivalence_ma
     }
     return environment().get_template("compare.html.j2").render(
         sections=sections, figures=figures, count=len(docs), version=__version__, generated=_now(),
-        ranking_note=ranking_note, family_text=FAMILY_TEXT,
+        ranking_note=ranking_note, family_text=FAMILY_TEXT, browser=answers_of(docs),
     )
 
 

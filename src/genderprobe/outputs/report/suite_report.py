@@ -26,7 +26,13 @@ from genderprobe.outputs.report.compare import (
     ranking_note,
 )
 from genderprobe.outputs.report.document import FigureView
-from genderprobe.outputs.report.render import _now, environment, headline_figure, write_html
+from genderprobe.outputs.report.render import (
+    _now,
+    answers_of,
+    environment,
+    headline_figure,
+    write_html,
+)
 from genderprobe.outputs.report.secrets import redact
 from genderprobe.outputs.results import load_results
 from genderprobe.version import __version__
@@ -85,14 +91,16 @@ class Standing:
 def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folder: Path | None = None) -> str:
     """The page for suite.json's contents and the results of its finished runs, by their path in it.
 
-    ``folder``: the suite's folder, where each run's records are found for paired comparisons."""
+    ``folder``: the suite's folder, where each run's records are found (for paired comparisons and
+    the answer browser)."""
     runs = manifest["runs"]
 
     def records(path: str) -> Path | None:
         return records_beside(folder / path, documents[path]) if folder is not None else None
 
-    sections = {s.probe: s for s in compare([(documents[r["results"]], r["results"], records(r["results"]))
-                                             for r in runs if r["results"] in documents])} if documents else {}
+    finished = [(documents[r["results"]], r["results"], records(r["results"]))
+                for r in runs if r["results"] in documents]
+    sections = {s.probe: s for s in compare(finished)} if documents else {}
     entries = {e.source: e for s in sections.values() for g in s.groups for e in g.entries}
     by_pair = {(r["model"], r["probe"]): r for r in runs}
     rows, probes = [], []
@@ -109,7 +117,7 @@ def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folde
         manifest=redact(manifest), models=redact(manifest["models"]), rows=rows, probes=probes,
         standings=standings(manifest, sections, entries), done=done, version=__version__, generated=_now(),
         parameters=json.dumps(redact(manifest.get("parameters") or {}), indent=2, ensure_ascii=False),
-        ranking_note=ranking_note,
+        ranking_note=ranking_note, browser=answers_of(finished),
     )
 
 
