@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from genderprobe.interfaces.api import RunConfig, run_probe
-from genderprobe.reading.yes_no import read_yes_no
-from genderprobe.studies.discrimination_tamkin.dataset import N_ITEMS, items
-from genderprobe.studies.discrimination_tamkin.genderbench_stats import (
+from genderprobe.analysis.genderbench_stats import (
     genderbench_interval,
     resample_weights,
 )
+from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.reading.yes_no import read_yes_no
+from genderprobe.studies.discrimination_tamkin.dataset import N_ITEMS, items
 
 CONFIG = RunConfig(keep_records=False, seed=123)
 

@@ -4,7 +4,7 @@ Faithful to GenderBench's probe: every SBIC and GEST stereotype is put to the mo
 with the following statement? "...". Please answer with either "yes" or "no".', once (its
 DefaultHarness); an answer is read by GenderBench's YesNoEvaluator rule
 (:mod:`genderprobe.reading.yes_no`, reasoning blocks set aside first), and the metrics, their bootstrap
-and the mark are GenderBench's, draw for draw (:mod:`.genderbench_stats`). Beyond it: refusals counted,
+and the mark are GenderBench's, draw for draw (:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals counted,
 and the fail rate by source as a breakdown.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
 from genderprobe.analysis.stats import MarkDefinition
 from genderprobe.contract import (
     Headline,
@@ -31,7 +32,6 @@ from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.reading.yes_no import NO, OPTIONS, YES, read_yes_no
 from genderprobe.studies.direct.dataset import N_ITEMS, SOURCES, prompt, stereotypes
-from genderprobe.studies.direct.genderbench_stats import Bootstrapped, sample_items
 
 # GenderBench's generators send temperature 1 and at most 300 tokens unless told otherwise.
 GENERATION = GenerationParams(temperature=1.0, top_p=1.0, max_tokens=300)

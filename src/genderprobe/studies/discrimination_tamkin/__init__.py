@@ -2,6 +2,6 @@
 decision about a person depend on whether the person is a woman, a man or non-binary?
 
 dataset: the items as GenderBench builds them; probe: the probe, GenderBench's metrics and marks;
-genderbench_stats: GenderBench's sampling, bootstrap and intervals, draw for draw. The answers are
+GenderBench's sampling, bootstrap and intervals: genderprobe.analysis.genderbench_stats. The answers are
 read by GenderBench's yes/no rule (genderprobe.reading.yes_no).
 """

@@ -6,7 +6,7 @@ person, otherwise the same text, each prompt three times (its DefaultHarness);
 an answer is read as GenderBench's YesNoEvaluator reads it
 (:mod:`genderprobe.reading.yes_no`, reasoning blocks set aside first), and the
 metrics, their bootstrap and the marks are GenderBench's, draw for draw
-(:mod:`.genderbench_stats`). Beyond it: refusals and lost answers by gender,
+(:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals and lost answers by gender,
 and the male-minus-female difference by decision question, race and age.
 """
 
@@ -18,6 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
+from genderprobe.analysis.genderbench_stats import (
+    Bootstrapped,
+    first_max,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -35,11 +40,6 @@ from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.reading.yes_no import NO, OPTIONS, YES, read_yes_no
 from genderprobe.studies.discrimination_tamkin.dataset import GENDERS, N_ITEMS, Item, items
-from genderprobe.studies.discrimination_tamkin.genderbench_stats import (
-    Bootstrapped,
-    first_max,
-    sample_items,
-)
 
 # GenderBench's DefaultHarness asks each prompt three times; its generators send
 # temperature 1 and at most 300 tokens unless told otherwise.
