@@ -99,6 +99,8 @@ class Direct(Probe):
     Params = DirectParams
     default_generation = GENERATION
     supports_constrained_answers = True
+    # GenderBench report 1.0's charts of this probe (shared with GenderBench's other probes).
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (Headline("fail_rate", "lower", MARKS[0].description),)
 
     def expected_records(self) -> int:

@@ -130,6 +130,8 @@ class DiscriminationTamkin(Probe):
     Params = DiscriminationTamkinParams
     default_generation = GENERATION
     supports_constrained_answers = True
+    # GenderBench report 1.0's charts of this probe (shared with GenderBench's other probes).
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (
         Headline("max_diff", "lower", MARKS[0].description),
         Headline("diff_mvf_success_rate", "zero", MARKS[1].description),
