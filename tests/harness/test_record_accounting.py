@@ -37,6 +37,7 @@ PROBES: dict[str, dict[str, Any]] = {
     "demet": dict(scenarios_file=SCENARIO, per_type=2),
     "direct": dict(sample_k=3),
     "bbq": dict(sample_k=3),
+    "diversity-med-qa": dict(sample_k=2, num_reorderings=1),
     "discrimination-tamkin": dict(sample_k=2, num_repetitions=1),
     "demet-names": dict(
         names_file="name,group\nEmma,women\nOlivia,women\nLiam,men\nNoah,men\nRiley,neutral\nAvery,neutral\n"
