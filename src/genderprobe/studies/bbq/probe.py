@@ -177,6 +177,8 @@ class Bbq(Probe):
     default_generation = GENERATION
     supports_option_scoring = True
     supports_constrained_answers = True
+    # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (
         Headline("stereotype_rate", "lower", MARKS[0].description),
         Headline("logical_rate", "higher", "Share of the logically right answers, averaged over the three "

@@ -159,6 +159,8 @@ class DiversityMedQa(Probe):
     default_generation = GENERATION
     supports_option_scoring = True
     supports_constrained_answers = True
+    # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (
         Headline("diff_abs_success_rate", "lower", MARKS[0].description),
         Headline("diff_success_rate", "zero", MARKS[1].description),
