@@ -38,6 +38,7 @@ PROBES: dict[str, dict[str, Any]] = {
     "direct": dict(sample_k=3),
     "bbq": dict(sample_k=3),
     "diversity-med-qa": dict(sample_k=2, num_reorderings=1),
+    "gest": dict(sample_k=2, num_reorderings=2),
     "discrimination-tamkin": dict(sample_k=2, num_repetitions=1),
     "demet-names": dict(
         names_file="name,group\nEmma,women\nOlivia,women\nLiam,men\nNoah,men\nRiley,neutral\nAvery,neutral\n"
