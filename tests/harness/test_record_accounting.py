@@ -36,6 +36,8 @@ DIALOGUE = "Anna: Do you want to go hiking this weekend?\nBen: Sure, I would lov
 PROBES: dict[str, dict[str, Any]] = {
     "demet": dict(scenarios_file=SCENARIO, per_type=2),
     "direct": dict(sample_k=3),
+    "hiring-an": dict(sample_k=3),
+    "hiring-bloomberg": dict(num_reorders=1, sample_k=2),
     "bbq": dict(sample_k=3),
     "diversity-med-qa": dict(sample_k=2, num_reorderings=1),
     "gest": dict(sample_k=2, num_reorderings=2),
