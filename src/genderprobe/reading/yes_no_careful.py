@@ -9,26 +9,33 @@ that holds both words ("No doubt about it: yes").
 This reader gives each "yes" and "no" of the answer (reasoning set aside, markup
 dropped) a role:
 
-* a **vote**: it opens the answer, a line, a sentence or a clause (after a comma
-  or a colon), or follows a lead-in ("the answer is", "I'd say", "so", "but",
-  "it's a"), and ends there ("No.", "Yes,", "no:", a line's end) or goes on
-  with the answer's subject ("No, it should not", "No it isn't", "Yes they
-  should"); "yes" at a clause's start is a vote before any word but "or",
-  "and", "to", ...;
+* a **vote**: it opens a clause (the answer, a line, a sentence, after a comma or a
+  colon, or after "so", "but", "probably") and ends there ("No.", "Yes,", "no:", a
+  line's end) or goes on with the answer's subject ("No, it should not", "No it
+  isn't", "Yes they should"); and that clause is one an answer stands in: the
+  answer's first sentence (after a heading), a sentence or line of its own
+  ("... too high. No.", "A: No"), or after words that say an answer follows
+  ("the answer is", "I'd say", "Answer:", "therefore");
 * **"no" before a noun** ("no reason", "no simple answer", "no doubt", "no-one"):
   a determiner, which says nothing of the answer;
 * **unclear**: anything else ("yes or no", "say yes to", "no?", "If the answer
-  is yes", a quoted '"yes" would mean').
+  is yes", "Yes means ...", a quoted '"yes" would mean', a "No," in the middle of
+  rambling text).
 
-Besides the words: "Absolutely not.", "Of course not.", "Not at all.", "I don't
-think so." vote no, "I think so." votes yes, and a probe adds phrases of its
-own task (Direct: "I agree", "I disagree", "I don't agree").
+Besides the words: "Absolutely not.", "Probably not.", "Not at all.", "I don't
+think so." vote no, "I think so." votes yes, and a probe adds phrases of its own
+task (Direct: "I agree", "I disagree", "I don't agree"), where a vote may stand.
 
-An answer is read only when it has votes, they all agree, no "yes" or "no" of
-the other side is unclear, and it is not a refusal (the probe's own test). A
-probe may also name words that put a "yes" in doubt (Direct: "stereotype",
-"not accurate"): a yes beside them is not read. Whatever it cannot read is
-lost, never guessed: on the answer corpora it misreads nothing.
+An answer is read only when it has votes, they all agree, nothing is unclear,
+and it is not a refusal (the probe's own test). A probe may also name words that
+put a "yes" in doubt (Direct: "stereotype", "not accurate"): a yes beside them is
+not read. Whatever it cannot read is lost, never guessed: on the answer corpora
+it misreads nothing.
+
+:class:`YesNoReaders` reads every answer of a run with both readers (the one the
+run uses and the other, for the validity guards' readers check) and gives
+``--reader-judge`` its rules; :func:`yes_probability` turns a scored answer's two
+log-probabilities into the probability of "yes" (``--score-options``).
 """
 
 from __future__ import annotations
@@ -44,53 +51,89 @@ from genderprobe.reading.yes_no import NO, YES, read_yes_no
 # What may follow a vote: the end, a line's end, punctuation, a dash or an ellipsis.
 END = r"(?=[\"'”’)\]*_`]*\s*(?:$|[\n.!,;:…]|—|–|\s-\s))"
 
-# Words after "yes" or "no" that make it part of something else: "yes or no", "say yes to", "a no vote".
-_JOINED = frozenset(("or", "and", "nor", "to", "vote", "votes", "answer", "answers", "vs", "versus", "than"))
+# Words after "yes" or "no" that make it part of something else: "yes or no", "say yes to", "a no vote",
+# "yes means accepting", "no would be unfair".
+_JOINED = frozenset(("or", "and", "nor", "to", "vote", "votes", "answer", "answers", "vs", "versus", "than", "means",
+                     "mean", "meaning", "would", "is", "was", "will", "could", "should", "might", "implies"))
 # Words after "no" that go on with the answer ("No it isn't", "No, the patient ..."), not a noun it qualifies.
 _GOES_ON = frozenset(("i", "it", "it's", "its", "they", "he", "she", "we", "you", "this", "that", "there", "the",
                       "absolutely", "definitely", "certainly", "not", "never", "i'd", "i'm", "i'll", "they're",
                       "that's", "there's", "he's", "she's", "we're", "you're", "sir", "ma'am", "indeed"))
 
-# Lead-ins that may stand between a clause's start and its vote ("So, I would say yes").
-_LEAD_INS = re.compile(
-    r"(?<![\w'])(?:(?:my|the|our) (?:(?:short|final|simple|honest|clear) )?answer(?: here)?"
+# Lead-ins that say an answer follows: a vote after one counts anywhere in the answer ("..., so I'd say no").
+_ANSWER_LEAD_INS = (
+    r"(?:my|the|our|your) (?:(?:short|final|simple|honest|clear|correct|suggested) )?answer(?: here)?"
     r"(?: is| would be| will be| should be| remains| must be)"
+    r"|(?:(?:my|the|our|your|a) )?(?:(?:short|final|simple|correct|suggested) )?(?:answer|decision|verdict|response|a)\s*:"
     r"|i(?: would| 'd|'d| will|'ll| must| have to| had to| am going to|'m going to)?(?: have to)? "
     r"(?:say|answer|go with|vote|respond with|reply)"
-    r"|(?:it's|it is|that's|that is|this is|mine is|it would be|that would be) a(?: (?:clear|firm|definite|strong|"
+    r"|(?:it's|it is|that's|that is|mine is|it would be|that would be) a(?: (?:clear|firm|definite|strong|"
     r"resounding|simple|hard|qualified))?"
-    r"|so|then|therefore|thus|hence|overall|ultimately|finally|but|and so|in short|in summary|in conclusion"
-    r"|in brief|to conclude|to summari[sz]e|probably|definitely|absolutely|certainly|honestly|personally|simply"
-    r"|clearly|most likely|likely|surely|of course|i think|i believe)\s*,?\s*$",
-    re.IGNORECASE,
+    r"|so|therefore|thus|hence|overall|ultimately|in short|in summary|in conclusion|in brief|to conclude"
+    r"|to summari[sz]e"
 )
+# Lead-ins that only open a clause: a vote after one counts where a bare vote would ("Thank you, but no").
+_OTHER_LEAD_INS = (r"then|but|and so|finally|probably|definitely|absolutely|certainly|honestly|personally|simply"
+                   r"|clearly|most likely|likely|surely|of course|i think|i believe")
+_LEAD_INS = re.compile(rf"(?<![\w'])(?:({_ANSWER_LEAD_INS})|{_OTHER_LEAD_INS})\s*,?\s*$", re.IGNORECASE)
 # List markers a line may open with: "- ", "* ", "1. ", "2) ", "a) ".
 _LIST_MARKER = re.compile(r"^(?:[-*•]|\d{1,2}[.)]|[a-z][.)])\s*$")
 _MARKUP = re.compile(r"[*_`#>]+")
 _WORD = re.compile(r"(?<![\w-])(yes|no)(?!\w)", re.IGNORECASE)
 _NEXT_WORD = re.compile(r"\s+([a-z]+(?:'[a-z]+)?)", re.IGNORECASE)
 _OPENERS = "\"'“”‘’([{ \t"
+_CLOSERS = "\"'”’)]}"
+# Where a sentence ends: ".", "!" or "?" before a space, or a line's end.
+_SENTENCE_END = re.compile(r"[.!?…](?=[\"'”’)\]]*(?:\s|$))|\n")
 
-# Phrases that answer without the word, at a clause's start and ending there.
 _PLAIN = {"yes": YES, "no": NO, "Yes": YES, "No": NO, "yes.": YES, "no.": NO, "Yes.": YES, "No.": NO}
+# Phrases that answer without the word, ending where they stand.
 _NO_PHRASES = (r"(?:absolutely|certainly|definitely|of course|surely|probably|likely|most likely) not|not at all"
                r"|i (?:do not|don't) think so|i (?:do not|don't) believe so|nope")
 _YES_PHRASES = r"i think so|i believe so"
 
 
-def _clause_start(before: str) -> bool:
-    """Whether what precedes a word leaves it at the start of the answer, a line, a sentence or a clause."""
-    line = before.rsplit("\n", 1)[-1]
-    line = line.rstrip(_OPENERS)
+def _clause_start(before: str) -> tuple[bool, bool]:
+    """(whether what precedes a word leaves it at the start of the answer, a line, a sentence or a clause,
+    whether a lead-in that says an answer follows stands right before it)."""
+    line = before.rsplit("\n", 1)[-1].rstrip(_OPENERS)
+    answer_led = False
     while True:
         if not line.strip() or _LIST_MARKER.match(line.strip()):
-            return True
+            return True, answer_led
+        lead = _LEAD_INS.search(line)  # "Therefore,", "Answer:", "I'd say"
+        if lead is not None:
+            answer_led = answer_led or lead.group(1) is not None
+            if lead.group(0).rstrip()[-1] in ",:":
+                return True, answer_led  # its own comma or colon opens the clause
+            line = line[: lead.start()].rstrip(_OPENERS)
+            continue
         if line[-1] in ",;:!?" or (line[-1] in ".…" and not line[-2:-1].isdigit()):
-            return True
-        lead = _LEAD_INS.search(line)
-        if lead is None:
-            return False  # inside a sentence: "If the answer is yes", "say yes to"
-        line = line[: lead.start()].rstrip(_OPENERS)
+            return True, answer_led
+        return False, False  # inside a sentence: "If the answer is yes", "say yes to"
+
+
+def _first_sentence_end(plain: str) -> int:
+    """Where the answer's first sentence ends, after any short heading lines ("### Decision")."""
+    start = 0
+    while (newline := plain.find("\n", start)) != -1:
+        line = plain[start:newline].strip()
+        if line and (len(line.split()) > 4 or line[-1] in ".!?:;," or _WORD.search(line)):
+            break
+        start = newline + 1
+    body = len(plain) - len(plain[start:].lstrip())
+    end = _SENTENCE_END.search(plain, body + 1)
+    return end.end() if end else len(plain)
+
+
+def _alone(plain: str, start: int, end: int) -> bool:
+    """Whether the word (or phrase) at start:end is all its sentence or line holds ("... risk. No.", "A: no")."""
+    before = _SENTENCE_END.split(plain[:start])[-1].strip(_OPENERS + " ")
+    if before and not _LIST_MARKER.match(before) and not re.fullmatch(r"(?:[\w ]{0,20}\s*:)", before):
+        return False
+    after = plain[end:].lstrip(_CLOSERS).lstrip(" \t")
+    return not after or after[0] == "\n" or (after[0] in ".!…" and (len(after) == 1 or after[1:2].isspace()
+                                                                    or after[1] in _CLOSERS))
 
 
 def _after(text: str, end: int) -> tuple[str, str]:
@@ -118,7 +161,7 @@ def careful_reader(refusal: Callable[[str], bool] | None = None, *, yes: str = "
 
     ``refusal``: the probe's refusal test (on the answer with reasoning set
     aside): a refusal is never read. ``yes``, ``no``: regexes of the task's own
-    phrases that answer, matched (case aside) at a clause's start; they say
+    phrases that answer, matched (case aside) where a vote may stand; they say
     themselves what may follow them (:data:`END` for the end of a clause).
     ``doubt_yes``: a regex of words that put a "yes" in doubt.
     """
@@ -127,6 +170,11 @@ def careful_reader(refusal: Callable[[str], bool] | None = None, *, yes: str = "
     phrases += [(re.compile(p, re.IGNORECASE), code) for p, code in ((yes, YES), (no, NO)) if p]
     doubt = re.compile(doubt_yes, re.IGNORECASE) if doubt_yes else None
 
+    def may_vote(plain: str, start: int, end: int, first_end: int) -> bool:
+        """A clause's start in the first sentence, all of its sentence or line, or after "the answer is"."""
+        starts, answer_led = _clause_start(plain[:start])
+        return starts and (start < first_end or answer_led or _alone(plain, start, end))
+
     def read(text: str | None) -> str | None:
         if text in _PLAIN:  # what calibration models and well-behaved models answer
             return _PLAIN[text]
@@ -134,27 +182,26 @@ def careful_reader(refusal: Callable[[str], bool] | None = None, *, yes: str = "
         if not answer or (refusal is not None and refusal(answer)):
             return None
         plain = _MARKUP.sub("", answer.replace("’", "'").replace("‘", "'")).strip()
+        first_end = _first_sentence_end(plain)
         votes, unclear = set(), set()
         for m in _WORD.finditer(plain):
             word = m.group(1).lower()
-            starts = _clause_start(plain[: m.start()])
             kind, next_word = _after(plain, m.end())
             if word == NO and kind == "word" and next_word not in _GOES_ON:
                 continue  # a determiner: "no reason", "no simple answer"
             if word == NO and kind == "joined" and next_word == "-":
                 continue  # "no-one", "no-brainer"
-            if starts and (kind == "end" or (kind == "word" and (word == YES or next_word in _GOES_ON))):
+            if (kind == "end" or (kind == "word" and (word == YES or next_word in _GOES_ON))) and may_vote(
+                    plain, m.start(), m.end(), first_end):
                 votes.add(word)
             else:
                 unclear.add(word)
         for pattern, code in phrases:
-            if any(_clause_start(plain[: m.start()]) for m in pattern.finditer(plain)):
+            if any(may_vote(plain, m.start(), m.end(), first_end) for m in pattern.finditer(plain)):
                 votes.add(code)
-        if len(votes) != 1:
+        if len(votes) != 1 or unclear:
             return None
         (vote,) = votes
-        if unclear - {vote}:
-            return None
         if vote == YES and doubt is not None and doubt.search(plain):
             return None
         return vote
