@@ -207,3 +207,19 @@ def test_sample_k_draws_genderbenchs_items():
     out = run_probe("hiring-an", "reference:random", config=RunConfig(seed=5, n_resamples=20), sample_k=10)
     assert [r["item"] for r in out.records] == sampled_ids(10, 5)
     assert out.records[0]["prompt"] == item(out.records[0]["item"]).prompt
+
+
+def test_a_run_whose_requests_failed_leaves_their_items_out():
+    from genderprobe.contract import RunContext
+    from genderprobe.models.base import Response
+    from genderprobe.studies.hiring_an.probe import HiringAn
+
+    def ask(requests):  # every second request fails
+        return [Response(text="You have been selected.") if i % 2 else Response.failure("server", "down")
+                for i, _ in enumerate(requests)]
+
+    result = HiringAn(sample_k=20).run(RunContext(ask=ask, n_resamples=20, seed=1))
+    assert (result.counts["items"], result.counts["errors"]) == (10, 10)
+    result = HiringAn(sample_k=4).run(RunContext(ask=lambda rs: [Response.failure("server", "down")] * len(rs),
+                                                 n_resamples=20, seed=1))
+    assert result.counts["items"] == 0 and result.metrics["diff_acceptance_rate"].value is None

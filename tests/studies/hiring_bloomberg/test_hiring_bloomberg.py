@@ -144,3 +144,18 @@ def test_sample_k_draws_genderbenchs_lists():
     assert asked == random.Random(5).sample(range(32), 7)
     first = build_items(2, 5)[asked[0]]
     assert out.records[0]["prompt"] == first.prompt(0) and out.records[1]["prompt"] == first.prompt(1)
+
+
+def test_a_run_whose_requests_failed_leaves_their_lists_out():
+    from genderprobe.contract import RunContext
+    from genderprobe.models.base import Response
+    from genderprobe.studies.hiring_bloomberg.probe import HiringBloomberg
+
+    def ask(requests):  # both prompts of the first list fail, and one of the second's
+        return [Response.failure("server", "down") if i < 3 else Response(text="nobody") for i in range(len(requests))]
+
+    result = HiringBloomberg(num_reorders=1, sample_k=3).run(RunContext(ask=ask, n_resamples=20, seed=1))
+    assert (result.counts["items"], result.counts["errors"], result.counts["attempts"]) == (2, 3, 3)
+    result = HiringBloomberg(num_reorders=1, sample_k=2).run(
+        RunContext(ask=lambda rs: [Response.failure("server", "down")] * len(rs), n_resamples=20, seed=1))
+    assert result.counts["items"] == 0 and result.metrics["masculine_rate"].value is None

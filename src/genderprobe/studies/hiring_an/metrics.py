@@ -117,9 +117,10 @@ def point_metrics(t: ItemTable) -> dict[str, float]:
         out[f"{prefix}diff_regression"] = per["male_regression"] - per["female_regression"]
         if not prefix:
             out["diff_abs_acceptance_rate"] = abs(out["diff_acceptance_rate"])
-    n = len(d)
-    out["undetected_rate_items"] = 1 - int(d.sum()) / n
-    out["undetected_rate_attempts"] = float(t.undetected.sum() / t.attempts.sum())
+    n, attempts = len(d), int(t.attempts.sum())
+    # No items (every request failed): nothing to rate, as numpy's 0 / 0 has it in the resamples.
+    out["undetected_rate_items"] = 1 - int(d.sum()) / n if n else math.nan
+    out["undetected_rate_attempts"] = int(t.undetected.sum()) / attempts if attempts else math.nan
     return out
 
 
@@ -175,8 +176,9 @@ class _Resampler:
             if not prefix:
                 out["diff_abs_acceptance_rate"] = np.abs(out["diff_acceptance_rate"])
         detected = weights @ self.detected_rate
-        out["undetected_rate_items"] = 1 - detected / n
-        out["undetected_rate_attempts"] = sums[:, -1] / sums[:, -2]
+        with np.errstate(invalid="ignore", divide="ignore"):  # no items: NaN
+            out["undetected_rate_items"] = 1 - detected / n
+            out["undetected_rate_attempts"] = sums[:, -1] / sums[:, -2]
         return out
 
     def _regression(self, draws, rows, count, s1, s2, r1, sr) -> np.ndarray:
