@@ -192,3 +192,19 @@ def test_the_answers_command_says_in_one_sentence_when_a_run_kept_no_records(tmp
     assert result.output.strip().endswith("has no records file: answers are kept by runs with --out and without "
                                           "--no-records.")
     assert answers_cli(str(tmp_path / "run"), "--group", "topic").exit_code == 2
+
+
+def test_long_texts_are_shortened_and_a_page_of_them_stays_a_few_megabytes(mixed, monkeypatch):
+    # HiringBloomberg's prompts hold eight resumes (12,500 characters): 6,000 of them made a 78 MB page.
+    from genderprobe.outputs.report import answer_data
+
+    monkeypatch.setattr(answer_data, "PAGE_TEXT_CHARS", 400_000)
+    records = [{**r, "prompt": f"{i:05d}" + "resume " * 1_800 + "Who do you hire?"} for i, r in enumerate(records_of(mixed))]
+    answers = gather([RunAnswers(load_results(mixed / "results.json"), "a", records)])
+    prompts = [answers.texts[row["p"]] for row in answers.rows]
+    assert all(len(p) < answer_data.TEXT_CHARS + 120 for p in prompts)
+    assert all(p.endswith("Who do you hire?") and "characters left out here; genderprobe answers RUN" in p
+               for p in prompts)
+    assert sum(map(len, answers.texts)) <= 400_000 * 1.1
+    assert 0 < answers.runs[0].shown < answers.runs[0].total == len(records)
+    assert answers.sampled

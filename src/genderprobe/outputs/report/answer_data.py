@@ -30,6 +30,12 @@ from genderprobe.outputs.report.secrets import redact
 # Every answer of a default run (RelationshipLevy's 3,000 items asked in both orders) fits.
 PAGE_ANSWERS = 6_000
 MIN_PER_RUN = 200
+# Texts longer than this are shown by their beginning and end (HiringBloomberg's prompts hold
+# eight resumes, 12,500 characters): the page stays a few megabytes; `genderprobe answers` has them whole.
+TEXT_CHARS = 2_000
+TEXT_HEAD = 1_400
+# The page's texts, at most (about as many bytes): a run whose texts are long shows fewer answers.
+PAGE_TEXT_CHARS = 6_000_000
 # A field is a breakdown group where its values recur: at most this many, and each on three rows on average.
 MAX_GROUP_VALUES = 40
 # Facets with up to this many values are buttons (one click each); longer ones are lists.
@@ -119,6 +125,11 @@ def gather(runs: Sequence[RunAnswers], budget: int | None = None) -> Answers:
             continue
         try:
             sample = stratified(records, per_run)
+            chars = sum(_chars(record) for _, record, _ in sample.kept)
+            allowed = PAGE_TEXT_CHARS // len(runs)
+            if chars > allowed:  # long texts: a smaller sample of the run, drawn the same way
+                records, _ = _open(run)
+                sample = stratified(records, max(1, len(sample.kept) * allowed // chars))
         except UserError as exc:
             note.problem = str(exc)
             continue
@@ -128,6 +139,21 @@ def gather(runs: Sequence[RunAnswers], budget: int | None = None) -> Answers:
     facets = _facets(notes, kept)
     texts: dict[str, int] = {}
     return Answers(notes, facets, [_row(r, facets, notes, texts) for r in kept], list(texts))
+
+
+def _chars(record: dict[str, Any]) -> int:
+    """About what a record's texts take on the page, shortened as shown."""
+    return sum(min(len(str(record.get(k) or "")), TEXT_CHARS + 100) for k in ("prompt", "answer"))
+
+
+def shortened(text: str) -> str:
+    """A long text's beginning and end, saying how much is left out and where it is whole."""
+    if len(text) <= TEXT_CHARS:
+        return text
+    tail = TEXT_CHARS - TEXT_HEAD
+    cut = len(text) - TEXT_CHARS
+    return (f"{text[:TEXT_HEAD]}\n[... {cut:,} characters left out here; genderprobe answers RUN exports the "
+            f"whole text ...]\n{text[-tail:]}")
 
 
 def _labels(runs: Sequence[RunAnswers]) -> list[str]:
@@ -208,7 +234,7 @@ def _value(facet: Facet, row: _Row, note: RunNote) -> str | None:
 
 def _row(row: _Row, facets: list[Facet], notes: list[RunNote], texts: dict[str, int]) -> dict[str, Any]:
     def text(value: str) -> int:
-        return texts.setdefault(value, len(texts))
+        return texts.setdefault(shortened(value), len(texts))
 
     record = row.record
     answer, reasoning = ar.answer_and_reasoning(record)
