@@ -1,7 +1,9 @@
 """Reading answers: what every study's reader shares.
 
 Setting a reasoning model's thinking aside (``reasoning``), telling a refusal
-(``refusals``), reading a choice between two people (``two_person``) and a
+(``refusals``), reading a choice between two people (``two_person``), a
+yes or no as GenderBench reads it (``yes_no``, on NLTK 3.8.1's tokenizer ported
+in ``nltk_punkt``) and as a careful reader does (``yes_no_careful``), and a
 judge model that reads the answers the rules cannot (``reader_judge``). Each
 study's own reader lives in its folder and builds on these.
 
