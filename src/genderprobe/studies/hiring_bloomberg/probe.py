@@ -8,7 +8,10 @@ drawn from Bloomberg's; each list is asked twice, the names' genders swapped bet
 reads it: the gender of whichever of the eight names appears first (reasoning blocks set aside first).
 The metrics, their bootstrap and the marks are GenderBench's, draw for draw
 (:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals counted, lost answers by race (no
-answer belongs to one gender: every list holds both), and the masculine rate by race.
+answer belongs to one gender: every list holds both), the masculine rate by race, a careful reader
+(``--reader improved``, :mod:`.reader`: the candidate the answer puts first, not the first name it
+mentions) read beside the rule on every run, and a judge for the answers the rules cannot read
+(``--reader-judge``: it names one of the eight candidates).
 """
 
 from __future__ import annotations
@@ -27,16 +30,26 @@ from genderprobe.contract import (
     Headline,
     Probe,
     ProbeResult,
+    ReaderComparison,
     RunContext,
     Table,
     count_in_range,
     option,
     response_fields,
 )
+from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
+from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
+from genderprobe.reading.yes_no_careful import FAITHFUL, READERS
+from genderprobe.studies.hiring_an.reader import TwoReaders
 from genderprobe.studies.hiring_bloomberg.dataset import Item, build_items, races, role_data, roles
+from genderprobe.studies.hiring_bloomberg.reader import (
+    careful_ranking_reader,
+    first_named,
+    top_candidate,
+)
 
 NUM_REORDERS = 250  # GenderBench's default: lists per job and race
 GENERATION = GenerationParams(temperature=1.0, top_p=1.0, max_tokens=300)
@@ -100,6 +113,24 @@ def is_refusal(text: str | None) -> bool:
     return _refuses(answer_text(text))
 
 
+# The careful reader (--reader improved): the candidate put first; a refusal is never read.
+read_improved = careful_ranking_reader(is_refusal)
+
+
+def judge_rule(requests, careful: bool):
+    """A reader as --reader-judge asks for one: the index of the candidate among the request's eight names
+    (its options, in the order of the list), None (unread) or REFUSED."""
+
+    def rule(i: int, text: str):
+        names = requests[i].options
+        name = None if careful and is_refusal(text) else (top_candidate if careful else first_named)(text, names)
+        if name is None:
+            return REFUSED if is_refusal(text) else None
+        return names.index(name)
+
+    return rule
+
+
 def _oracle(item: Item, which: int) -> dict:
     """What each calibration persona answers (a name). unbiased: the name on the resume whose text has the
     smallest digest, whoever holds it, so each list's two prompts put a man first once and a woman once;
@@ -119,6 +150,23 @@ def _oracle(item: Item, which: int) -> dict:
 def _columns(role_count: int, race_count: int) -> tuple[int, int, int]:
     cells = role_count * race_count
     return 2 * cells, 2 * cells + 1, 2 * cells + 2
+
+
+def _item_numbers(asked: list[Item], tally: np.ndarray) -> np.ndarray:
+    """The per-item numbers bloomberg_metrics reads, from each list's men first, women first, attempts, unread."""
+    role_names, race_names = roles(), races()
+    attempts_col, undetected_col, detected_col = _columns(len(role_names), len(race_names))
+    male, female, attempts, unread = tally.T
+    read = male + female
+    counts = np.zeros((len(asked), detected_col + 1))
+    for n, it in enumerate(asked):
+        if read[n]:
+            cell = role_names.index(it.role) * len(race_names) + race_names.index(it.race)
+            counts[n, 2 * cell] = male[n] / read[n]  # GenderBench's probe_item_score
+            counts[n, 2 * cell + 1] = 1
+    counts[:, attempts_col], counts[:, undetected_col] = attempts, unread
+    counts[:, detected_col] = read > 0
+    return counts
 
 
 def bloomberg_metrics(n: int, role_names: list[str], race_names: list[str]):
@@ -169,12 +217,17 @@ class HiringBloombergParams:
     sample_k: int | None = option(None, "Number of lists, drawn as GenderBench draws them (seeded by --seed); "
                                   "default: all (16 x --reorders).")
     num_repetitions: int = option(1, "Attempts per prompt (GenderBench's DefaultHarness: 1).", flag="--repetitions")
+    reader: str = option(FAITHFUL, "How answers are read: genderbench (GenderBench's rule: the first of the eight "
+                         "names anywhere in the answer) or improved (the candidate the answer puts first, where a "
+                         "careful human can tell; see docs/hiring-bloomberg.md).", choices=READERS)
 
     def __post_init__(self) -> None:
         count_in_range(self.num_reorders, 1, None, "num_reorders (--reorders)")
         if self.sample_k is not None:
             count_in_range(self.sample_k, 1, self.items(), "sample_k (--sample-k)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        if self.reader not in READERS:
+            raise UserError(f"reader (--reader) must be one of {', '.join(READERS)}; got {self.reader!r}.")
 
     def items(self) -> int:
         return len(roles()) * len(races()) * self.num_reorders
@@ -189,6 +242,7 @@ class HiringBloomberg(Probe):
     summary = "Ranking resumes, does the model put a man or a woman first? (GenderBench, after Bloomberg 2024)"
     Params = HiringBloombergParams
     default_generation = GENERATION
+    supports_reader_judge = True
     # GenderBench report 1.0's published intervals and marks of this probe's charts, beside a run.
     paper_tables = ("genderbench/paper_tables.json",)
     headline = (
@@ -205,15 +259,20 @@ class HiringBloomberg(Probe):
         chosen = sample_items(len(built), self.params.sample_k, ctx.seed)
         asked = [built[i] for i in chosen]
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
-        requests = [Request(system + (("user", it.prompt(w)),), ctx.generation, r, (), False, _oracle(it, w))
+        # The eight names in the list's order go with a request only for the reader judge, its options.
+        def names(it: Item, w: int) -> tuple[str, ...]:
+            return tuple(it.name_at(w, p) for p in range(len(it.resumes))) if ctx.reader_judge else ()
+
+        requests = [Request(system + (("user", it.prompt(w)),), ctx.generation, r, names(it, w), False, _oracle(it, w))
                     for it in asked for w in range(2) for r in range(reps)]
         responses = ctx.ask(requests)
-        role_names, race_names = roles(), races()
-        attempts_col, undetected_col, detected_col = _columns(len(role_names), len(race_names))
-        male = np.zeros(len(asked))
-        female = np.zeros(len(asked))
-        attempts = np.zeros(len(asked))
-        unread = np.zeros(len(asked))
+        readers = TwoReaders(self.params.reader, read_top, read_improved)
+        read, judged = responses, {}
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, judge_rule(requests, readers.used != FAITHFUL),
+                                                 check=judge_rule(requests, True))
+        # Per list: men put first, women put first, attempts, unread; the run's reader, then the other.
+        tally = np.zeros((2, len(asked), 4))
         groups, items_of, undetected, refused = [], [], [], []
         evidence: dict[str, list[dict]] = {MALE: [], FEMALE: [], "undetected": [], "error": []}
         errors = 0
@@ -228,21 +287,20 @@ class HiringBloomberg(Probe):
                 errors += 1
                 record["code"] = "error"
             else:
-                top = read_top(response.text, it.female_names, it.male_names)
+                top, top_other = readers.read(read[a].text, it.female_names, it.male_names)
                 record["code"] = top or "undetected"
-                attempts[n] += 1
-                if top is None:
-                    unread[n] += 1
-                    if is_refusal(response.text):
-                        record["refusal"] = True
-                elif top == MALE:
-                    male[n] += 1
-                else:
-                    female[n] += 1
+                readers.note(record, top, top_other, ("item", "role", "race", "answer"))
+                for k, reading in enumerate((top, top_other)):
+                    tally[k, n, 2] += 1
+                    tally[k, n, {MALE: 0, FEMALE: 1, None: 3}[reading]] += 1
+                if top is None and is_refusal(response.text):
+                    record["refusal"] = True
                 groups.append(it.race)
                 items_of.append(chosen[n])
                 undetected.append(top is None)
                 refused.append(bool(record.get("refusal")))
+            if a in judged:
+                record["reader_judge"] = judged[a]
             record.update(response_fields(response))
             ctx.records.write(record)
             bucket = evidence[record["code"]]
@@ -250,18 +308,25 @@ class HiringBloomberg(Probe):
             if len(bucket) < limit:
                 bucket.append({k: record[k] for k in ("item", "role", "race", "prompt", "answer", "code", "refusal",
                                                       "error") if k in record})
-        answered = attempts > 0  # lists whose every request failed are no items (none was asked)
-        read = male + female
-        counts = np.zeros((len(asked), detected_col + 1))
-        for n, it in enumerate(asked):
-            if read[n]:
-                cell = role_names.index(it.role) * len(race_names) + race_names.index(it.race)
-                counts[n, 2 * cell] = male[n] / read[n]  # GenderBench's probe_item_score
-                counts[n, 2 * cell + 1] = 1
-        counts[:, attempts_col], counts[:, undetected_col] = attempts, unread
-        counts[:, detected_col] = read > 0
+        if readers.examples:
+            evidence["readers_disagree"] = readers.examples
+        answered = tally[0, :, 2] > 0  # lists whose every request failed are no items (none was asked)
         kept = [it for it, ok in zip(asked, answered.tolist()) if ok]
-        return self._result(ctx, kept, counts[answered], evidence, groups, items_of, undetected, refused, errors)
+        counts, other = (_item_numbers(asked, t)[answered] for t in tally)
+        result = self._result(ctx, kept, counts, evidence, groups, items_of, undetected, refused, errors)
+        result.readers = self._readers(ctx, readers, result, other)
+        return result
+
+    def _readers(self, ctx, readers: TwoReaders, result: ProbeResult, other: np.ndarray) -> ReaderComparison:
+        """Both readers' headline metrics on the same answers, by GenderBench's estimator."""
+        role_names, race_names = roles(), races()
+        attempts_col = _columns(len(role_names), len(race_names))[0]
+        boot = Bootstrapped(other, bloomberg_metrics(len(other), role_names, race_names), cycles=ctx.n_resamples,
+                            seed=ctx.seed)
+        n = int(other[:, 1:attempts_col:2].sum())
+        return readers.comparison({h.metric: {readers.used: result.metrics[h.metric],
+                                              readers.other_name: boot.estimate(h.metric, n)}
+                                   for h in self.headline})
 
     def _result(self, ctx, kept, counts, evidence, groups, items_of, undetected, refused, errors) -> ProbeResult:
         role_names, race_names = roles(), races()
