@@ -82,8 +82,10 @@ def test_fatal_errors_stop_the_run(server_kw, key, message):
 
 def test_missing_key_and_option_scoring_are_refused(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # Built without a key (a dry run sends nothing); refused before anything is sent.
+    keyless = get_model("anthropic:claude-test", ModelOptions(base_url="http://127.0.0.1:9"))
     with pytest.raises(UserError, match="ANTHROPIC_API_KEY"):
-        get_model("anthropic:claude-test", ModelOptions(base_url="http://127.0.0.1:9"))
+        keyless.check_credentials()
     with AnthropicTestServer() as server:
         r = runner(model(server), None)
         with pytest.raises(FatalModelError, match="no log-probabilities"):
