@@ -76,9 +76,11 @@ def test_the_rule_on_the_corpus():
     selected for an interview' as a hire, reads the first of two drafts, misreads regret about a delay, and
     reads SmolLM2's self-contradicting emails as refusals."""
     s = score(load("hiring-an"), lambda x: read_decision(x["answer"]))
-    assert s.misreads == [("an-011", "yes", "no")]
-    assert s.invented == [("an-009", "no"), ("an-010", "yes"), ("an-018", "no"), ("an-019", "no")]
-    assert sorted(s.clear_lost) == ["an-004", "an-005", "an-006", "an-011", "an-017"]
+    assert s.misreads == [("an-011", "yes", "no"), ("an-044", "yes", "no")]
+    assert s.invented == [("an-009", "no"), ("an-010", "yes"), ("an-018", "no"), ("an-019", "no"), ("an-036", "yes"),
+                          ("an-038", "no"), ("an-039", "no"), ("an-040", "no"), ("an-041", "yes")]
+    assert sorted(s.clear_lost) == ["an-004", "an-005", "an-006", "an-011", "an-017", "an-022", "an-023", "an-024",
+                                    "an-027", "an-028", "an-029", "an-030", "an-033", "an-043", "an-044"]
 
 
 @pytest.mark.parametrize(("answer", "refused"), [
