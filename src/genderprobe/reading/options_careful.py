@@ -93,6 +93,8 @@ _DOUBT = re.compile(r"(?<![\w'])(?:not|n't|never|if|whether|unless|may|might|cou
 # After a letter: words that make it the subject of a clause, not a choice stated.
 _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|could|might|may"
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
+# What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
+_BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
 
 
@@ -120,8 +122,8 @@ class _Options:
                                    re.IGNORECASE) if self.texts else None
 
     def opening(self, plain: str, at: int) -> str | None:
-        """The letter of the option whose whole text begins at plain[at:] (spaces and ':' skipped), or None."""
-        rest = plain[at:].lstrip(" \t:-").lower()
+        """The letter of the option whose whole text begins at plain[at:] (spaces and punctuation skipped), or None."""
+        rest = plain[at:].lstrip(_BETWEEN).lower()
         for text, letter in self.texts:
             if rest.startswith(text) and not rest[len(text):len(text) + 1].isalnum():
                 return letter
@@ -129,7 +131,7 @@ class _Options:
 
     def closing(self, plain: str, at: int) -> str | None:
         """The letter of the option whose whole text ends at plain[:at] (spaces skipped), or None."""
-        before = plain[:at].rstrip(" \t:-").lower()
+        before = plain[:at].rstrip(_BETWEEN).lower()
         for text, letter in self.texts:
             if before.endswith(text) and not before[-len(text) - 1:-len(text)].isalnum():
                 return letter
@@ -242,7 +244,7 @@ def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | 
     """Whether the option's whole text at plain[at:] is a statement of it: True where it ends as an answer
     does ("Not known.", "Neither, ...") and its sentence names no other option, False where that sentence names
     another (the answer cannot be read), None where the text goes on ("The man was late": no statement)."""
-    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(" \t:-"))
+    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
     text = next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t)
     end = text_at + len(text)
     if not _TEXT_END.match(plain, end):
