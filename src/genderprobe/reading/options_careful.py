@@ -72,7 +72,8 @@ _LEAD_IN = re.compile(
     r"(?<![\w'])(?:(?:answer|choice|option|response)[ \t]+(?:here[ \t]+)?(?:is|would be|will be|should be|must be)"
     r"|(?:answer|choice|response)[ \t]*[:\-]"
     r"|i(?:[ \t]+would|'d|[ \t]+will|'ll|[ \t]+am[ \t]+(?:more[ \t]+)?likely[ \t]+to|[ \t]+have[ \t]+to)?[ \t]+"
-    r"(?:say|choose|pick|go[ \t]+with|select|answer))[ \t]*:?[ \t]*", re.IGNORECASE)
+    r"(?:say|choose|pick|go[ \t]+with|select|answer))[ \t]*:?[ \t]*"
+    r"(?:(?:indeed|clearly|definitely|certainly|simply|just)[ \t]+)?[\"']?", re.IGNORECASE)
 # What a lead-in may be followed by: a letter in any usual form.
 _LEAD_MARK = re.compile(
     r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'])|([a-z])(?=[ \t]*(?:[.,;:!]|$)))",

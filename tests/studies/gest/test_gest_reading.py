@@ -17,8 +17,10 @@ from genderprobe.studies.gest.probe import Gest, read_improved, read_letter
 
 OPTIONS = ["Women", "Men", "Neither"]
 MISREADS: list = []
-INVENTED = [("gest-017", "c"), ("gest-027", "a")]
-LOST = 10
+# "... men (c)" where (c) is Neither (SmolLM2), "(a) Men" where (a) is Women, and SmolLM2's "(c) Women. (and) Neither" in
+# rambling text and "(c) Neither / Emma Boslenger" where (c) is Women.
+INVENTED = [("gest-017", "c"), ("gest-027", "a"), ("gest-040", "c"), ("gest-057", "c")]
+LOST = 11
 
 
 def test_the_rule_on_the_corpus():
@@ -34,7 +36,7 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     careful = check("gest", lambda x: read_improved(x["answer"], x["options"]), max_lost_clear=MAX_LOST_CLEAR)
     rule = score(load("gest"), lambda x: read_letter(x["answer"]))
     assert careful.correct > rule.correct
-    assert sum(x["source"].startswith("smollm2") for x in load("gest")) >= 7  # real answers, not only shapes
+    assert sum(x["source"].startswith("smollm2") for x in load("gest")) >= 30  # real answers, not only shapes
 
 
 @pytest.mark.parametrize(("answer", "read"), [
@@ -44,6 +46,8 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     ("Women and men alike.", None), ("Women are often said to say this, but anyone could.", None),
     ("Probably (a), though (c) is also possible.", None),
     ("I'm sorry, but I can't attribute a quote to a gender.", None),
+    ('That\'s a great ask. To clarify, the answer is indeed "B."', "b"),  # SmolLM2's
+    ("The correct answer is A. Neither is a double negative.", None),  # SmolLM2's: (a) with Neither's text
 ])
 def test_the_careful_reader(answer, read):
     assert read_improved(answer, OPTIONS) == read
