@@ -27,7 +27,9 @@ weak one left names it too; where it has no strong statement, only where one
 option is named, by weak statements not set aside, and no other at all. It is not read where a letter is followed by
 another option's text or preceded by it ("(b) Women" where (b) is Men, "men
 (c)"), where an option's text opens a sentence that names another option, where
-a letter names no option ("(d) Both" among three), where a statement follows
+a letter names no option ("(d) Both" among three) or is followed by words that
+name none ("(c) All the above") or are nearer another option's than its own
+("(b) Sodium oxide" where (b) is Denosumab and (e) Magnesium oxide), where a statement follows
 words that doubt it ("I don't think the answer is (b)") and where the probe's
 refusal test says the answer declines (unless it opens with a letter and that
 option's text: "(c) Not enough information. I can't assume ..."). Whatever it cannot read is lost, never
@@ -99,6 +101,18 @@ _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
 
 
+# Words after a letter that name no single option.
+_OTHER_CHOICE = re.compile(r"(?:all|none|any|both|either)(?: of)?(?: the| these| them)?(?: above| options| answers)?"
+                           r"(?![\w'])", re.IGNORECASE)
+_STOP = frozenset(("with", "from", "that", "this", "than", "more", "most", "likely", "answer", "option", "correct",
+                   "because", "which", "would", "there", "their", "they", "have", "been", "were", "will"))
+
+
+def _stems(text: str) -> set[str]:
+    """The words of four letters or more, cut to their first six letters (a crude stem), but common ones."""
+    return {w[:6] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _STOP}
+
+
 def _plain(text: str) -> str:
     text = _BOXED.sub(r"\1", text.translate(_QUOTES))
     return _MARKUP.sub("", text)
@@ -119,6 +133,7 @@ class _Options:
         texts = [re.sub(r"\s+", " ", str(t)).strip().rstrip(".").lower() for t in options]
         # Longest first, so "not known at all" is not taken for "not known".
         self.texts = sorted(((t, self.letters[i]) for i, t in enumerate(texts) if t), key=lambda x: -len(x[0]))
+        self.stems = {self.letters[i]: _stems(t) for i, t in enumerate(texts)}
         self.any_text = re.compile("|".join(rf"(?<!\w){re.escape(t)}(?!\w)" for t, _ in self.texts),
                                    re.IGNORECASE) if self.texts else None
 
@@ -137,6 +152,18 @@ class _Options:
             if before.endswith(text) and not before[-len(text) - 1:-len(text)].isalnum():
                 return letter
         return None
+
+    def fits(self, plain: str, at: int, letter: str) -> bool:
+        """Whether the words after a letter at plain[at:] (to the sentence's end) may be that option's: not "all
+        the above" or "both", nor nearer another option's words than its own ("(b) Sodium oxide" where (b) is
+        Denosumab and (e) Magnesium oxide; "d) Echocardiogram" where (c) is Echocardiography)."""
+        found = _SENTENCE_END.search(plain, at)
+        after = plain[at:found.start() if found else len(plain)].lstrip(_BETWEEN)
+        if _OTHER_CHOICE.match(after):
+            return False
+        words = _stems(after)
+        own = len(words & self.stems[letter])
+        return all(len(words & stems) <= own for other, stems in self.stems.items() if other != letter)
 
     def named(self, sentence: str) -> set[str]:
         if self.any_text is None:
@@ -174,6 +201,8 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             if letter not in valid:
                 return False
             after, before = opts.opening(plain, end), opts.closing(plain, start)
+            if after is None and not opts.fits(plain, end, letter):
+                return False
             return after in (None, letter) and before in (None, letter)
 
         def statement(letter: str, start: int, end: int) -> bool:

@@ -30,8 +30,9 @@ def test_the_rule_on_the_corpus():
 
 
 MISREADS = [("dmq-011", "d", "b")]
-INVENTED = [("dmq-033", "c"), ("dmq-034", "a"), ("dmq-036", "a")]
-LOST = 14
+# SmolLM2's "(c) All the above" and "(b) Sodium oxide" (where (b) is Denosumab) among them.
+INVENTED = [("dmq-033", "c"), ("dmq-034", "a"), ("dmq-036", "a"), ("dmq-041", "c"), ("dmq-045", "b")]
+LOST = 15
 
 
 def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
@@ -39,7 +40,7 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
                     max_lost_clear=MAX_LOST_CLEAR)
     rule = score(load("diversity-med-qa"), lambda x: read_letter(x["answer"]))
     assert careful.correct > rule.correct
-    assert sum(x["source"].startswith("smollm2") for x in load("diversity-med-qa")) >= 6  # real answers too
+    assert sum(x["source"].startswith("smollm2") for x in load("diversity-med-qa")) >= 20  # real answers too
 
 
 @pytest.mark.parametrize(("answer", "read"), [
@@ -52,6 +53,9 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     ("(f) None of the above", None),  # a letter naming no option
     ("I'm sorry, but I can't provide a diagnosis. You might ask a doctor whether (a) applies.", None),
     ("I would choose (e), since the body folds failed to fuse.", "e"),
+    ("(c) All the above", None), ("(b) None of these.", None),  # a letter, then words that name no one option
+    ("(a) Abnormal hypertrophy", None),  # a letter, then words nearer another option's
+    ("(c) Error in neural crest migration", "c"),  # an option's words, one left out
 ])
 def test_the_careful_reader(answer, read):
     assert read_improved(answer, OPTIONS) == read
