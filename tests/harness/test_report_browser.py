@@ -120,7 +120,10 @@ def test_every_registered_probe_renders_with_no_report_code_of_its_own(browser, 
     records = sum(1 for _ in out.records_path.open(encoding="utf-8"))
     shown = browser.js("const b = document.getElementById('answer-browser'); return [b.dataset.ready, "
                        "+b.dataset.matching, document.querySelectorAll('#ab-list > li[data-reading]').length]")
-    assert shown[0] is not None and shown[1] == min(records, answer_data.PAGE_ANSWERS) and shown[2] > 0
+    # As many as the page holds: all, or its sample (smaller where texts are long: HiringBloomberg's resumes).
+    expected = answer_data.gather([answer_data.RunAnswers(doc, "results.json", out.records_path)]).shown
+    assert expected == min(records, answer_data.PAGE_ANSWERS) or 0 < expected < answer_data.PAGE_ANSWERS
+    assert shown[0] is not None and shown[1] == expected and shown[2] > 0
 
 
 def _same(cell: dict, expected) -> None:
