@@ -38,7 +38,8 @@ def free_port() -> int:
 class VllmServer:
     """``with VllmServer(folder) as server: server.base_url`` (``http://127.0.0.1:PORT/v1``)."""
 
-    def __init__(self, model_dir: Path, *, startup_timeout: float = 420.0, max_model_len: int = 2048,
+    # SmolLM2's whole context: HiringBloomberg's prompts (eight resumes) take about 3,000 tokens.
+    def __init__(self, model_dir: Path, *, startup_timeout: float = 420.0, max_model_len: int = 8192,
                  enforce_eager: bool = False, dtype: str = "float32"):
         self.model_dir = Path(model_dir)
         self.enforce_eager = enforce_eager
