@@ -40,7 +40,7 @@ def half_unread(prompt, repetition):
 
 
 MIXES = {
-    "mostly disagrees, every stereotype": (mostly_disagrees, {}, 123, 1000),
+    "mostly disagrees, every stereotype": (mostly_disagrees, {}, 123, 200),
     "half unread, 2 repetitions, 400 sampled": (half_unread, {"num_repetitions": 2, "sample_k": 400}, 9, 400),
     "half unread, 6 sampled": (half_unread, {"sample_k": 6}, 4, 300),
 }

@@ -80,7 +80,7 @@ def mostly_unread(prompt: str, repetition: int) -> str:
 
 MIXES = {
     # name: (answer policy, probe parameters, seed, bootstrap cycles)
-    "realistic, every item, 3 repetitions": (realistic, {"num_repetitions": 3}, 123, 1000),
+    "realistic, every item, 3 repetitions": (realistic, {"num_repetitions": 3}, 123, 200),
     "mostly unread, 300 sampled items": (mostly_unread, {"num_repetitions": 2, "sample_k": 300}, 7, 300),
     "mostly unread, 12 sampled items": (mostly_unread, {"num_repetitions": 1, "sample_k": 12}, 11, 500),
 }

@@ -68,7 +68,7 @@ def women_unread(request) -> str:
 
 MIXES = {
     # name: (answer policy, probe parameters, seed, bootstrap cycles)
-    "realistic, every question, 3 orders": (realistic, {}, 123, 1000),
+    "realistic, every question, 3 orders": (realistic, {}, 123, 200),
     "mostly unread, 1 order, 2 repetitions, 250 sampled": (
         mostly_unread, {"num_reorderings": 1, "num_repetitions": 2, "sample_k": 250}, 7, 300),
     "women unread, 5 orders, 6 sampled": (women_unread, {"num_reorderings": 5, "sample_k": 6}, 11, 500),

@@ -90,7 +90,7 @@ def patchy(item, which: int, listed: list[str], key: str) -> str:
 
 MIXES = {
     # name: (answer policy, probe parameters, seed, bootstrap cycles)
-    "realistic, every list (250 per job and race)": (realistic, {}, 123, 1000),
+    "realistic, every list (250 per job and race)": (realistic, {}, 123, 200),
     "patchy, 2 repetitions, 30 lists per job and race": (patchy, {"num_reorders": 30, "num_repetitions": 2}, 7, 300),
     "realistic, 5 of 48 lists": (realistic, {"num_reorders": 3, "sample_k": 5}, 11, 200),
 }
