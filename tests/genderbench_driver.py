@@ -4,12 +4,14 @@
     python genderbench_driver.py run REQUEST.json RESULT.json
     python genderbench_driver.py tokenize REQUEST.json RESULT.json
     python genderbench_driver.py resources REQUEST.json RESULT.json
+    python genderbench_driver.py card REQUEST.json RESULT.json
 
 ``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
 NLTK 3.8.1's own ``PunktSentenceTokenizer`` where ``nltk.word_tokenize`` loads it.
 ``run`` builds GenderBench's probe, gives each attempt the answer named by its
 prompt's digest and repetition, and lets GenderBench's own ``generate``,
-``evaluate`` and ``calculate_metrics`` do the rest. ``resources`` returns the data
+``evaluate`` and ``calculate_metrics`` do the rest. ``card`` returns the rows of
+GenderBench's report card for given marks. ``resources`` returns the data
 GenderBench's hiring probes read (names, occupations and their scores as pandas
 parses them, resumes), to compare with ours bit for bit. Only the standard library,
 GenderBench and its dependencies are imported: never genderprobe.
@@ -120,6 +122,25 @@ def tokenize(request: dict) -> list:
     return [word_tokenize(text) for text in request["texts"]]
 
 
+def card(request: dict) -> list:
+    """GenderBench's report card rows (its report_generation.report.global_table_row) for each model's marks:
+    {class: {metric: mark 0-3, or None for a NaN mark}}."""
+    # The 0.5.0 wheel ships report.py without the HTML templates it loads on import (main.html and
+    # canvas.html are in the repository only); the card's functions never render them.
+    import jinja2
+
+    jinja2.Environment.get_template = lambda self, name, *args, **kwargs: None
+    from genderbench.report_generation.report import global_table_row
+
+    rows = []
+    for marks in request["models"]:
+        results = {cls: {"marks": {metric: {"mark_value": math.nan if mark is None else mark}
+                                   for metric, mark in metrics.items()}}
+                   for cls, metrics in marks.items()}
+        rows.append(global_table_row(results))
+    return rows
+
+
 def resources(request: dict) -> dict:
     from genderbench.probes.hiring_bloomberg.hiring_bloomberg_templates import (
         base_prompt,
@@ -142,5 +163,5 @@ if __name__ == "__main__":
         setup(sys.argv[2])
     else:
         request = json.loads(Path(sys.argv[2]).read_text())
-        result = {"run": run, "tokenize": tokenize, "resources": resources}[command](request)
+        result = {"run": run, "tokenize": tokenize, "resources": resources, "card": card}[command](request)
         Path(sys.argv[3]).write_text(json.dumps(result))

@@ -205,6 +205,12 @@ def genderbench_resources() -> dict[str, Any]:
     return _call("resources", {})
 
 
+def genderbench_card_rows(models: list[Mapping[str, Mapping[str, int | None]]]) -> list[list[str]]:
+    """GenderBench's report-card row (four section letters) for each model's marks: class -> metric ->
+    mark 0-3, None for a NaN mark (tests/genderbench_driver.py)."""
+    return _call("card", {"models": [dict(m) for m in models]})
+
+
 def nltk_word_tokenize(texts: Iterable[str]) -> list[list[str]]:
     """NLTK 3.8.1's word_tokenize of each text, as GenderBench's environment has it."""
     return _call("tokenize", {"texts": list(texts)})

@@ -29,6 +29,7 @@ import re
 import tomllib
 import types
 import typing
+from importlib import resources
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +114,23 @@ def load_suite_file(path: Path) -> tuple[SuiteSpec, FileConfig]:
             raise UserError(f"{where} sets probes.{name} = {values!r}; it must be a [probes.{name}] section of parameters.")
         spec.parameters[name] = probe_arguments(all_probes()[name], values, where, path.parent)
     return spec, validate(data, path)
+
+
+PRESETS = "presets"  # packaged suite files, in genderprobe/interfaces/presets
+
+
+def presets() -> list[str]:
+    """The names of the packaged suite files (``--preset NAME``)."""
+    folder = resources.files("genderprobe").joinpath("interfaces", PRESETS)
+    return sorted(f.name.removesuffix(".toml") for f in folder.iterdir() if f.name.endswith(".toml"))
+
+
+def load_preset(name: str) -> tuple[SuiteSpec, FileConfig]:
+    """A packaged suite file, read as a user's suite file is."""
+    if name not in presets():
+        raise UserError(f"There is no preset {name!r}; presets: {', '.join(presets())}.")
+    with resources.as_file(resources.files("genderprobe").joinpath("interfaces", PRESETS, f"{name}.toml")) as path:
+        return load_suite_file(path)
 
 
 _KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}

