@@ -31,10 +31,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.reading.yes_no import word_tokenize
+from genderprobe.reading.yes_no_careful import READERS, YesNoReaders
+
+FAITHFUL, CAREFUL = READERS  # --reader genderbench (the rule) and --reader improved (the careful reader)
 
 FEMALE, MALE = "female", "male"
 OPTIONS = (FEMALE, MALE)
@@ -72,6 +76,8 @@ def _count(tokens: list[str]) -> PronounCount:
                         male=sum(tokens.count(p) for p in MALE_PRONOUNS))
 
 
+# A story is read by both readers and counted for its record: tokenizing once is enough.
+@lru_cache(maxsize=4096)
 def count_pronouns_raw(text: str) -> PronounCount:
     """GenderBench's count on the text exactly as given (reasoning included)."""
     return _count(_tokens(text))
@@ -133,6 +139,7 @@ class CarefulReading:
     count: PronounCount  # the pronouns it weighed ("he or she" and the like taken out)
 
 
+@lru_cache(maxsize=4096)
 def careful_reading(text: str | None) -> CarefulReading:
     """The careful reader with its reason (see the module's docstring)."""
     answer = answer_text(text)
@@ -160,3 +167,16 @@ def careful_reading(text: str | None) -> CarefulReading:
 def character_gender_careful(text: str | None) -> str | None:
     """The careful reader (``--reader improved``): "female", "male", or None where a careful human hesitates."""
     return careful_reading(text).gender
+
+
+class CharacterReaders(YesNoReaders):
+    """The run's reader (``--reader``) and the other one on the same stories: ``read(text)`` gives (the
+    run's reading, the other's), counting the stories the two read differently and keeping the first few
+    (``note``), as the yes/no probes do. Stories have no closed options, so no judge reads them."""
+
+    def __init__(self, used: str):
+        super().__init__(used, character_gender_careful, is_refusal)
+        self.readers = {FAITHFUL: character_gender, CAREFUL: character_gender_careful}
+
+    def judge_rule(self, *, careful: bool = False):
+        raise NotImplementedError("a story has no options for --reader-judge to name")
