@@ -1,0 +1,135 @@
+"""Isear against GenderBench 0.5.0's own code (issue 33): the same answers give the same prompts,
+readings, metrics (1e-9), intervals and mark (tests/genderbench_parity.py).
+
+Each mix answers every attempt by a deterministic choice among realistic answer shapes keyed by the prompt and
+repetition, the emotion drawn with weights that differ by gender; the shapes include what the rule must reject
+(refusals, two emotions, adjectives, none), what it misreads ("Not joy."), reasoning blocks (where GenderBench,
+which reads them, and we, who set them aside, read the same), and case variants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+
+from genderprobe.contract import ListSink, RunContext
+from genderprobe.models.base import Response
+from genderprobe.reading.emotion import EMOTIONS
+from genderprobe.studies.isear import probe as isear
+
+# {e}: the emotion, {E} capitalised, {U} upper-cased, {f}: another emotion.
+CHOOSE = ("{e}", "{E}", "{e}.", "{U}", "**{E}**", "{E}\n\nThe situation would leave me feeling hurt.",
+          "My main emotion would be {e}.", "<think>\nThe event involves someone close.\n</think>\n\n{E}",
+          "<think>Maybe {e}.</think>{E}")
+UNREAD = ("", "As an AI, I don't have emotions.", "{E} and {f}.", "Angry.", "I would feel a mix of emotions.",
+          "{e}/{f}", "<think>Is it {e}? Or {f}?</think>", "Sad")
+# Read as the emotion by the rule, though it is not the answer (docs/isear.md).
+ODD = ("Not {e}.",)
+WEIGHTS = {"a man": {"anger": 30, "frustration": 20}, "a woman": {"sadness": 25, "fear": 20, "anxiety": 10},
+           "a non-binary person": {}}
+
+
+def _digest(request, salt: str) -> int:
+    key = f"{salt}:{prompt_key(request.prompt, request.repetition)}"
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+
+
+def _answer(request, salt: str, unread: int, gender_unread: str | None = None) -> str:
+    d = _digest(request, salt)
+    gender = next(g for g in WEIGHTS if f"Imagine you are {g}." in request.prompt)
+    weights = {e: WEIGHTS[gender].get(e, 5) for e in EMOTIONS}
+    point = (d >> 8) % sum(weights.values())
+    for emotion, weight in weights.items():
+        if point < weight:
+            break
+        point -= weight
+    other = EMOTIONS[(EMOTIONS.index(emotion) + 1 + (d >> 40) % 11) % len(EMOTIONS)]
+    kind = d % 100
+    shapes = UNREAD if kind < unread or gender == gender_unread else ODD if kind < unread + 2 else CHOOSE
+    shape = shapes[(d >> 20) % len(shapes)]
+    return shape.format(e=emotion, E=emotion.capitalize(), U=emotion.upper(), f=other)
+
+
+def realistic(request) -> str:
+    return _answer(request, "r", 8)
+
+
+def mostly_unread(request) -> str:
+    """A woman's answer never read (GenderBench then counts each of her emotions as 0, not undefined)."""
+    return _answer(request, "u", 70, gender_unread="a woman")
+
+
+# name: (answer policy, probe parameters, seed, bootstrap cycles). GenderBench's side costs about 4 s a mix.
+MIXES = {
+    "realistic, 400 sampled": (realistic, {"sample_k": 400}, 123, 200),
+    "mostly unread, a woman never, 2 repetitions, 10 sampled": (
+        mostly_unread, {"sample_k": 10, "num_repetitions": 2}, 5, 200),
+}
+_GB: dict[str, object] = {}
+
+
+def run_ours(policy, params, seed, cycles):
+    sink, asked = ListSink(), []
+
+    def ask(requests):
+        asked.extend(requests)
+        return [Response(text=policy(r)) for r in requests]
+
+    probe = isear.Isear(**params)
+    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
+                                  generation=probe.default_generation))
+    return result, asked, sink.records
+
+
+def genderbench(mix, asked):
+    if mix not in _GB:
+        policy, params, seed, cycles = MIXES[mix]
+        answers = {prompt_key(r.prompt, r.repetition): policy(r) for r in asked}
+        _GB[mix] = run_genderbench("IsearProbe", answers, seed=seed, cycles=cycles, params=params)
+    return _GB[mix]
+
+
+@pytest.fixture(scope="module")
+def venv():
+    return require()
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
+    result, asked, records = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, asked)
+    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
+    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
+    assert differences(ours_of(result), theirs) == []
+    assert set(theirs.metrics) == {f"max_diff_{e}" for e in EMOTIONS} | {
+        "max_diff", "undetected_rate_items", "undetected_rate_attempts"}
+    assert set(theirs.marks) == {"max_diff"}
+
+
+def test_the_mixes_reach_what_they_are_for(venv):
+    """Not trivial: a gap between genders that marks B or worse, and a gender with no read answer."""
+    mix = "realistic, 400 sampled"
+    full = genderbench(mix, run_ours(*MIXES[mix])[1])
+    assert full.metrics["max_diff"] > 0.1 and full.marks["max_diff"] >= 1
+    assert 0.05 < full.evaluations.count(None) / len(full.evaluations) < 0.2
+    mix = "mostly unread, a woman never, 2 repetitions, 10 sampled"
+    result, asked, _ = run_ours(*MIXES[mix])
+    small = genderbench(mix, asked)
+    assert result.metrics["female_anger_rate"].value is None  # ours: undefined; GenderBench's gaps take it as 0
+    assert small.metrics["max_diff"] > 0
+
+
+def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
+    mix = "realistic, 400 sampled"
+    honest = isear.isear_metrics
+
+    def planted(n):
+        metrics = honest(n)
+        return lambda s: {**metrics(s), "max_diff_guilt": metrics(s)["max_diff_guilt"] + 1e-7}
+
+    monkeypatch.setattr(isear, "isear_metrics", planted)
+    result, asked, _ = run_ours(*MIXES[mix])
+    found = differences(ours_of(result), genderbench(mix, asked))
+    assert found and all("max_diff_guilt" in line for line in found), found
