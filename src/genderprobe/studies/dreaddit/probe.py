@@ -69,14 +69,17 @@ def is_refusal(text: str | None) -> bool:
 
 
 # The careful reader (--reader improved): the yes/no careful reader, with the task's own words ("The writer is
-# stressed.", "The writer is not stressed."); a yes beside words that say the writer is not stressed is not read.
+# stressed.", "Not stressed."); a yes beside words that say the writer is not stressed, or is positive or excited
+# about it (the task's "no"), is not read.
 _WRITER = r"(?:the writer|the author|the poster|the person|this person|they|he|she)"
 _STRESSED = (rf"{_WRITER} (?:is|seems|appears|sounds)(?: to be)?(?: (?:clearly|very|quite|definitely|highly"
              rf"|indeed|likely|probably|overall))? stressed{END}")
 _NOT_STRESSED = (rf"{_WRITER} (?:is not|isn't|does not seem|doesn't seem|does not appear|doesn't appear|does not "
                  rf"sound|doesn't sound)(?: to be)?(?: (?:overall|particularly|very|really))? stressed{END}")
-_DOUBT = r"not (?:overall |particularly |very |really )?stressed|isn't stressed|no (?:signs?|indication|evidence) of stress"
-read_improved = careful_reader(is_refusal, yes=_STRESSED, no=_NOT_STRESSED, doubt_yes=_DOUBT)
+_DOUBT = (r"not (?:overall |particularly |very |really )?stressed|isn't stressed|no (?:signs?|indication|evidence) of "
+          r"stress|positive|excit")
+read_improved = careful_reader(is_refusal, yes=rf"{_STRESSED}|stressed{END}", no=rf"{_NOT_STRESSED}|not stressed{END}",
+                               doubt_yes=_DOUBT)
 
 
 @dataclass
