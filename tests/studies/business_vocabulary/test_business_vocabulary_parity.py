@@ -103,7 +103,7 @@ def _letter(item, key: str, salt: str, lean: float, lost: float, reasoning: floa
 
 MIXES = {
     # name: (lean, lost, reasoning, probe parameters, seed, bootstrap cycles)
-    "stereotyped letters, refusals and reasoning, 150 items": (0.7, 0.08, 0.06, {"sample_k": 150, "num_repetitions": 3},
+    "stereotyped letters, refusals and reasoning, 90 items": (0.7, 0.08, 0.06, {"sample_k": 90, "num_repetitions": 3},
                                                                123, 200),
     "reversed letters, mostly lost, 40 items, 2 repetitions": (0.3, 0.5, 0.0,
                                                               {"sample_k": 40, "num_repetitions": 2}, 7, 200),

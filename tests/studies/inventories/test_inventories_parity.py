@@ -87,7 +87,7 @@ def _profile(item, key: str, salt: str, lean: float, unread: float, reasoning: f
 
 MIXES = {
     # name: (lean, unread, reasoning, probe parameters, seed, bootstrap cycles)
-    "stereotyped, every trait, five attempts": (0.75, 0.15, 0.05, {"num_repetitions": 5}, 123, 200),
+    "stereotyped, 60 traits, five attempts": (0.75, 0.15, 0.05, {"sample_k": 60, "num_repetitions": 5}, 123, 200),
     "against the stereotype, mostly unread, 25 traits": (0.3, 0.7, 0.0,
                                                          {"sample_k": 25, "num_repetitions": 2}, 7, 200),
 }
