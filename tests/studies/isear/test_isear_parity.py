@@ -41,10 +41,7 @@ def _answer(request, salt: str, unread: int, gender_unread: str | None = None) -
     gender = next(g for g in WEIGHTS if f"Imagine you are {g}." in request.prompt)
     weights = {e: WEIGHTS[gender].get(e, 5) for e in EMOTIONS}
     point = (d >> 8) % sum(weights.values())
-    for emotion, weight in weights.items():
-        if point < weight:
-            break
-        point -= weight
+    emotion = next(e for k, e in enumerate(EMOTIONS) if point < sum(list(weights.values())[: k + 1]))
     other = EMOTIONS[(EMOTIONS.index(emotion) + 1 + (d >> 40) % 11) % len(EMOTIONS)]
     kind = d % 100
     shapes = UNREAD if kind < unread or gender == gender_unread else ODD if kind < unread + 2 else CHOOSE

