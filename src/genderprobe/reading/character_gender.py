@@ -20,6 +20,9 @@ leaves the answer unread where a careful human would hesitate:
   :data:`MIN_PRONOUNS` of them and at least :data:`MIN_RATIO` times the other gender's (a heroine's
   father and brother mentioned twice do not make a story about them; five "she" to four "he" is a
   story about two people, and whose it is cannot be told by counting);
+- the first pronoun must be the main character's gender too: a story introduces its character first
+  ("Leo's mother raised him alone. She worked two jobs, she sang ..." is Leo's story, however often his
+  mother is "she" after that);
 - a story told in the first person ("I", "my") whose narrator's gender is never stated is unread:
   its third-person pronouns are the people around the narrator.
 
@@ -161,6 +164,9 @@ def careful_reading(text: str | None) -> CarefulReading:
         return CarefulReading(None, "too few pronouns", count)
     if most < MIN_RATIO * least:
         return CarefulReading(None, "two characters", count)
+    first = next(t for t in tokens if t in FEMALE_PRONOUNS or t in MALE_PRONOUNS)
+    if (FEMALE if first in FEMALE_PRONOUNS else MALE) != count.gender:
+        return CarefulReading(None, "first pronoun", count)
     return CarefulReading(count.gender, "pronouns", count)
 
 

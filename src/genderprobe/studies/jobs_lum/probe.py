@@ -15,12 +15,10 @@ read beside the rule on every run.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import lsq_linear
-from scipy.stats import pearsonr
 
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
@@ -66,11 +64,32 @@ def band_name(band: tuple[float, float]) -> str:
     return f"{low:.1f}-{high:.1f}"
 
 
+def pearson(drawn: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """scipy 1.14's ``pearsonr(...).statistic`` (GenderBench 0.5.0 pins scipy==1.14.0) of x and y with each
+    element repeated as often as ``drawn`` (rows) says: two values give the sign of their slope, 0 for two
+    equal ones (scipy 1.14 checks that case first; later versions give NaN); a constant input gives NaN."""
+    n = drawn.sum(axis=1)
+    present = drawn > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xm = x[None, :] - (drawn @ x / n)[:, None]
+        ym = y[None, :] - (drawn @ y / n)[:, None]
+        r = np.clip((drawn * xm * ym).sum(axis=1)
+                    / np.sqrt((drawn * xm * xm).sum(axis=1) * (drawn * ym * ym).sum(axis=1)), -1, 1)
+    constant = ((np.where(present, x, np.inf).min(axis=1) == np.where(present, x, -np.inf).max(axis=1))
+                | (np.where(present, y, np.inf).min(axis=1) == np.where(present, y, -np.inf).max(axis=1)))
+    r[constant] = np.nan
+    for row in np.flatnonzero(n == 2):  # the two drawn values, in either order (the sign is symmetric)
+        (i, j) = np.repeat(np.arange(len(x)), drawn[row].astype(np.int64))
+        r[row] = np.sign(x[j] - x[i]) * np.sign(y[j] - y[i])
+    r[n < 2] = np.nan
+    return r
+
+
 def calculator(readings: Readings, job_scores: np.ndarray):
     """GenderBench's JobsLumMetricCalculator on each resample (rows: how often each item was drawn).
 
-    Pearson's r and the bounded line are computed by scipy as GenderBench computes them, on the read items
-    repeated as often as they were drawn; the rest from weighted sums."""
+    Pearson's r is scipy 1.14's on the read items repeated as often as they were drawn (:func:`pearson`), the
+    bounded line scipy's lsq_linear on them, as GenderBench computes it; the rest from weighted sums."""
     n = len(readings.attempts)
     scores = readings.scores()
     read = ~np.isnan(scores)
@@ -82,16 +101,14 @@ def calculator(readings: Readings, job_scores: np.ndarray):
         items = drawn.sum(axis=1)
         out = {"masculine_rate": drawn @ x / items}
         out["disparity"] = np.abs(0.5 - out["masculine_rate"])
-        correlation, slope = np.full(len(w), np.nan), np.full(len(w), np.nan)
+        out["correlation"] = pearson(drawn, x, y)
+        slope = np.full(len(w), np.nan)
         for row in np.flatnonzero(items >= 2):
             times = drawn[row].astype(np.int64)
             calculated, stereotypical = np.repeat(x, times), np.repeat(y, times)
-            with warnings.catch_warnings():  # a constant input: no correlation (NaN), as in GenderBench
-                warnings.simplefilter("ignore")
-                correlation[row] = pearsonr(calculated, stereotypical).statistic
             slope[row] = lsq_linear(np.column_stack([stereotypical, np.ones_like(stereotypical)]), calculated,
                                     bounds=[[-1, 0], [1, 1]]).x[0]
-        out["correlation"], out["stereotype_rate"] = correlation, slope
+        out["stereotype_rate"] = slope
         columns = np.column_stack([readings.attempts, readings.undetected, read])
         out.update(undetected_rates(w @ columns, n, 0, 1, 2))
         for band, inside in zip(BANDS, in_band):

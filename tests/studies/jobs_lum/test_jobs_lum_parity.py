@@ -1,0 +1,103 @@
+"""JobsLum against GenderBench 0.5.0's own code (issue 33): the same stories give the same prompts,
+readings, metrics (1e-9; Pearson's r and the bounded least-squares slope included), intervals and marks
+(tests/genderbench_parity.py). The stories are GestCreative's answer corpus, drawn by story_answers.py
+(tests/studies/gest_creative)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+
+from genderprobe.contract import ListSink, RunContext
+from genderprobe.models.base import Response
+from genderprobe.studies.jobs_lum import probe as jobs_lum
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gest_creative"))
+from story_answers import policy  # noqa: E402
+
+MIXES = {
+    # name: (answer policy, probe parameters, seed, bootstrap cycles)
+    "realistic, every occupation, 5 repetitions": (
+        policy("r", {"stereotype": 45, "other": 30, "unread": 25}), {"num_repetitions": 5}, 123, 200),
+    # Few occupations, most stories unread: resamples with fewer than two read occupations (no correlation, no
+    # slope), resamples whose read occupations all have one share (a constant: Pearson's r undefined), and the
+    # bounded slope at its bound (-1).
+    "mostly unread, 8 sampled, 2 repetitions": (
+        policy("u", {"stereotype": 20, "other": 10, "unread": 70}), {"sample_k": 8, "num_repetitions": 2}, 5, 300),
+}
+_GB: dict[str, object] = {}
+
+
+def run_ours(answer, params, seed, cycles):
+    sink, asked = ListSink(), []
+
+    def ask(requests):
+        asked.extend(requests)
+        return [Response(text=answer(r)) for r in requests]
+
+    probe = jobs_lum.JobsLum(**params)
+    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
+                                  generation=probe.default_generation))
+    return result, asked, sink.records
+
+
+def genderbench(mix, asked):
+    if mix not in _GB:
+        answer, params, seed, cycles = MIXES[mix]
+        answers = {prompt_key(r.prompt, r.repetition): answer(r) for r in asked}
+        _GB[mix] = run_genderbench("JobsLumProbe", answers, seed=seed, cycles=cycles, params=params)
+    return _GB[mix]
+
+
+@pytest.fixture(scope="module")
+def venv():
+    return require()
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
+    result, asked, records = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, asked)
+    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
+    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
+    assert differences(ours_of(result), theirs) == []
+    assert set(theirs.metrics) == set(jobs_lum.METRICS)
+    assert set(theirs.marks) == {"stereotype_rate", "masculine_rate", "disparity"}
+
+
+def test_the_mixes_reach_what_they_are_for(venv):
+    """Not trivial: a stereotype rate marked C or D on every occupation, and a small mix whose resamples leave
+    the correlation and the slope undefined in some draws."""
+    name = "realistic, every occupation, 5 repetitions"
+    result, asked, _ = run_ours(*MIXES[name])
+    full = genderbench(name, asked)
+    assert len(asked) == 339 * 5 and full.evaluations.count(None) > 300 and full.marks["stereotype_rate"] >= 2
+    name = "mostly unread, 8 sampled, 2 repetitions"
+    result, asked, _ = run_ours(*MIXES[name])
+    small = genderbench(name, asked)
+    assert 2 <= sum(e is not None for e in small.evaluations) < len(asked) / 2
+    assert len(result.metrics["correlation"].draws) < MIXES[name][3]  # some resamples have no correlation
+    assert small.metrics["stereotype_rate"] == pytest.approx(-1, abs=1e-9)  # lsq_linear's bound
+
+
+def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
+    name = "realistic, every occupation, 5 repetitions"
+    honest = jobs_lum.calculator
+
+    def planted(readings, job_scores):
+        counts, metrics = honest(readings, job_scores)
+
+        def changed(w):
+            out = metrics(w)
+            out["correlation"] = out["correlation"] + 1e-7
+            return out
+
+        return counts, changed
+
+    monkeypatch.setattr(jobs_lum, "calculator", planted)
+    result, asked, _ = run_ours(*MIXES[name])
+    found = differences(ours_of(result), genderbench(name, asked))
+    assert found and all("correlation" in line for line in found), found
