@@ -10,31 +10,31 @@ word in both of a list's halves counts in both), and refusals and empty answers.
 with a reasoning block, which we set aside: GenderBench is given the same letters with the block removed (as
 a server that sends reasoning separately gives them). GenderBench runs in its own environment
 (tests/genderbench_parity.py); its evaluations are dicts of arrays, which genderbench_counts_driver.py
-writes as JSON beside the shared driver.
+writes as JSON beside the shared driver, and genderbench_batch.py runs these mixes and Inventories' in one
+process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import subprocess
-import tempfile
 from functools import cache
-from pathlib import Path
 
 import pytest
-from genderbench_parity import GenderBenchRun, differences, ensure_venv, ours_of, prompt_key, require
+from genderbench_parity import differences, ours_of, prompt_key, require
+from studies.business_vocabulary import genderbench_batch as batch
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.models.base import Response
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.business_vocabulary import probe as bv
-from genderprobe.studies.business_vocabulary.dataset import INVENTORIES, items, word_lists_as_genderbench
+from genderprobe.studies.business_vocabulary.dataset import (
+    INVENTORIES,
+    items,
+    word_lists_as_genderbench,
+)
 
 PROBE = "BusinessVocabularyProbe"
 _HONEST = bv.business_metrics
-DRIVER = Path(__file__).with_name("genderbench_counts_driver.py")
 
 OPENINGS = (
     "Dear Admissions Committee,\n\nI am pleased to recommend {name} for your PhD program.",
@@ -150,40 +150,18 @@ def _run_ours(mix: str):
     return result, asked, sink.records
 
 
-def _call(command: str, request: dict):
-    venv = ensure_venv()
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        src.write_text(json.dumps(request))
-        env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(Path(tmp) / "logs")}
-        done = subprocess.run([str(venv / "bin" / "python"), str(DRIVER), command, str(src), str(out)],
-                              capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise RuntimeError(f"GenderBench's driver failed:\n{done.stderr[-4000:]}")
-        return json.loads(out.read_text())
+def _request(mix: str) -> dict:
+    lean, lost, reasoning, params, seed, cycles = MIXES[mix]
+    answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
+    return {"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers}
 
 
-_GB_CACHE: dict[str, object] = {}
-
-
-def _genderbench_all() -> None:
-    """Every mix through GenderBench in one process, and its word lists."""
-    requests = []
-    for mix in MIXES:
-        lean, lost, reasoning, params, seed, cycles = MIXES[mix]
-        answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
-        requests.append({"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers})
-    out = _call("runs", {"runs": requests})
-    for mix, run in zip(MIXES, out["runs"]):
-        _GB_CACHE[mix] = GenderBenchRun(run["attempts"], run["evaluations"], run["metrics"],
-                                        {k: tuple(v) for k, v in run["intervals"].items()}, run["marks"])
-    _GB_CACHE["inventories"] = out["inventories"]
+for _mix in MIXES:
+    batch.register(f"{PROBE}: {_mix}", lambda mix=_mix: _request(mix))
 
 
 def genderbench(mix: str):
-    if mix not in _GB_CACHE:
-        _genderbench_all()
-    return _GB_CACHE[mix]
+    return batch.genderbench(f"{PROBE}: {mix}")
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +170,7 @@ def venv():
 
 
 def test_our_word_lists_are_genderbenchs(venv):
-    assert genderbench("inventories") == word_lists_as_genderbench()
+    assert batch.word_lists() == word_lists_as_genderbench()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))

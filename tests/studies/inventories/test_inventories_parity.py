@@ -13,15 +13,11 @@ reasoning separately gives them). GenderBench runs in its own environment (tests
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import subprocess
-import tempfile
 from functools import cache
-from pathlib import Path
 
 import pytest
-from genderbench_parity import GenderBenchRun, differences, ensure_venv, ours_of, prompt_key, require
+from genderbench_parity import differences, ours_of, prompt_key, require
+from studies.business_vocabulary import genderbench_batch as batch
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.models.base import Response
@@ -30,8 +26,6 @@ from genderprobe.studies.inventories import probe as inv
 from genderprobe.studies.inventories.dataset import SOURCES, items
 
 PROBE = "InventoriesProbe"
-# Runs the shared driver's ``run`` on several requests in one process (GenderBench's import alone takes seconds).
-DRIVER = Path(__file__).resolve().parents[1] / "business_vocabulary" / "genderbench_counts_driver.py"
 _HONEST = inv.inventories_metrics
 
 READ_SHAPES = (
@@ -131,35 +125,19 @@ def _run_ours(mix: str):
     return result, asked, sink.records
 
 
-_GB_CACHE: dict[str, GenderBenchRun] = {}
+def _request(mix: str) -> dict:
+    lean, unread, reasoning, params, seed, cycles = MIXES[mix]
+    answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
+    return {"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers}
 
 
-def _genderbench_all() -> None:
-    """Every mix through GenderBench's own probe, in one process."""
-    requests = []
-    for mix in MIXES:
-        lean, unread, reasoning, params, seed, cycles = MIXES[mix]
-        answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
-        requests.append({"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers})
-    venv = ensure_venv()
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        src.write_text(json.dumps({"runs": requests}))
-        env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(Path(tmp) / "logs")}
-        done = subprocess.run([str(venv / "bin" / "python"), str(DRIVER), "runs", str(src), str(out)],
-                              capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise RuntimeError(f"GenderBench's driver failed:\n{done.stderr[-4000:]}")
-        runs = json.loads(out.read_text())["runs"]
-    for mix, run in zip(MIXES, runs):
-        _GB_CACHE[mix] = GenderBenchRun(run["attempts"], run["evaluations"], run["metrics"],
-                                        {k: tuple(v) for k, v in run["intervals"].items()}, run["marks"])
+# GenderBench runs these mixes in one process with BusinessVocabulary's (its import takes seconds).
+for _mix in MIXES:
+    batch.register(f"{PROBE}: {_mix}", lambda mix=_mix: _request(mix))
 
 
-def genderbench(mix: str) -> GenderBenchRun:
-    if mix not in _GB_CACHE:
-        _genderbench_all()
-    return _GB_CACHE[mix]
+def genderbench(mix: str):
+    return batch.genderbench(f"{PROBE}: {mix}")
 
 
 @pytest.fixture(scope="module")
