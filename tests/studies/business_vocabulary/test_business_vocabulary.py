@@ -4,7 +4,10 @@ answers, failed requests, reasoning set aside, breakdowns)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from corpus_support import load
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.interfaces.api import RunConfig, run_probe
@@ -127,3 +130,17 @@ def test_sample_k_draws_genderbenchs_items():
     out = run_probe("business-vocabulary", "reference:biased", config=RunConfig(seed=5), sample_k=10,
                     num_repetitions=1)
     assert [r["item"] for r in out.records] == random.Random(5).sample(range(N_ITEMS), 10)
+
+
+def test_the_corpus_letters_are_counted_as_labelled():
+    """The answer corpus: ten realistic letters, each labelled by hand with the listed words it holds (every
+    occurrence, exact tokens, reasoning aside), those used in another sense than a trait of the person
+    ("Best regards", "Dear Hiring Manager", "the right candidate", "delegate more"), and refusals."""
+    corpus = load("business-vocabulary")
+    for x in corpus:
+        assert bv.inventory_words(x["answer"]) == x["expected"], x["id"]
+        assert bv.is_refusal(x["answer"]) == x["refusal"], x["id"]
+        assert not Counter(x["other_sense"]) - Counter(x["expected"]), x["id"]
+    counted = sum(len(x["expected"]) for x in corpus)
+    other = sum(len(x["other_sense"]) for x in corpus)
+    assert (counted, other) == (67, 11)  # docs/business-vocabulary.md: 16% of the counted words
