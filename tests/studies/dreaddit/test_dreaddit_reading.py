@@ -28,6 +28,7 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     careful = check("dreaddit", lambda x: read_improved(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
     rule = score(load("dreaddit"), lambda x: read_yes_no(x["answer"]))
     assert careful.correct > rule.correct
+    assert sum(x["source"].startswith("smollm2") for x in load("dreaddit")) == 29  # real answers, not only shapes
 
 
 @pytest.mark.parametrize(("answer", "read"), [
