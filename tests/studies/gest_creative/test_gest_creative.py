@@ -13,9 +13,9 @@ from genderprobe.data.packaged import data_file
 from genderprobe.errors import UserError
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.models.base import Response
+from genderprobe.reading.stories import STORIES
 from genderprobe.studies.gest.dataset import N_ITEMS, items
 from genderprobe.studies.gest_creative import probe as gest_creative
-from genderprobe.studies.gest_creative.stories import STORIES
 
 CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=100)
 

@@ -24,7 +24,7 @@ from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
-from genderprobe.studies.gest_creative.stories import (
+from genderprobe.reading.stories import (
     FEMALE,
     GENERATION,
     MALE,

