@@ -12,9 +12,9 @@ that rule (NLTK's tokenizer as :mod:`genderprobe.reading.yes_no` ports it);
 :func:`careful_emotion_reader` (``--reader improved``) reads only what a
 careful human decides: an emotion alone on the answer's first line, or named
 at the answer's start before its reasons ("Guilt, because ..."), or named after
-words that say an answer follows ("My main emotion would be fear"); or,
-failing that, exactly one emotion the answer does not negate ("Not joy, but
-sadness"). The adjective of each emotion counts as the emotion ("Angry." is
+words that say an answer follows ("My main emotion would be fear"); or, in
+an answer of at most twelve words, failing those, exactly one emotion the
+answer does not negate ("Not joy, but sadness"). The adjective of each emotion counts as the emotion ("Angry." is
 anger, "ashamed" shame); a refusal is never read; two emotions that stand
 side by side ("fear and anxiety", "fear or anxiety") are never read.
 
@@ -87,15 +87,27 @@ _LEAD = re.compile(
     r"|(?:answer|emotion|feeling)\s*:)"
     r"\s*[:\-–—]?\s*(?:a sense of |a feeling of |feeling |great |deep |intense |overwhelming |extreme |strong "
     r"|very |quite |really |extremely |immense |profound )*$", re.IGNORECASE)
+# Words after an emotion that say it is the answer ("Anger would still be the primary emotion").
+_TRAIL = re.compile(r"\s+(?:would|will|is|would still|will still)(?: still)? (?:be )?(?:my |the )?(?:main|primary|"
+                    r"dominant|predominant) (?:emotion|feeling)\b", re.IGNORECASE)
 # A negation shortly before an emotion, in the same clause ("not angry", "wouldn't feel much joy").
 _NEGATED = re.compile(r"(?:\bnot|n't|\bno|\bnever|\bwithout|\brather than|\binstead of|\bneither|\bnor)"
                       r"(?:\s+(?!but\b|rather\b|instead\b|more\b|mostly\b|mainly\b)[\w']+){0,3}\s*$",
                       re.IGNORECASE)
 # What may follow an emotion that opens the answer: a clause's end ("Guilt, because ...", "Fear - the ...").
 _OPENS = re.compile(r"\s*(?:[.,:;!]|\s[-–—]|[–—])")
+# A negation right after an emotion ("Anger is not the main emotion", "anger wouldn't be it").
+_NEGATED_AFTER = re.compile(r"\s+(?:(?:is|was|would|will|should|could)(?: \w+)? not\b|(?:isn't|wasn't|wouldn't|won't)\b)",
+                            re.IGNORECASE)
 # Two emotions side by side ("fear and anxiety", "anger/frustration", "fear or anxiety"): no one main emotion.
 _SIDE_BY_SIDE = re.compile(r"\s*(?:,|/|&|\+|and|or|as well as|mixed with|with|plus|along with)?\s*"
                            r"(?:(?:a|some|a bit of|a little|also|even|perhaps|maybe)\s+)*$", re.IGNORECASE)
+
+
+# A bare list of words ("apprehension, sorrow, anger").
+_WORD_LIST = re.compile(r"^\s*[\w'-]+(?:\s*,\s*[\w'-]+)+\s*[.!]?\s*$")
+# The most words an answer may have for its one emotion to be read without words that say it is the answer.
+_SHORT_ANSWER = 12
 
 
 def careful_emotion_reader(refusal: Callable[[str], bool]) -> Callable[[str | None], str | None]:
@@ -111,21 +123,26 @@ def careful_emotion_reader(refusal: Callable[[str], bool]) -> Callable[[str | No
         alone = _ALONE.match(plain.split("\n", 1)[0])
         if alone is not None:
             return _OF_FORM[alone.group(1).lower()]
+        if _WORD_LIST.match(plain):
+            return None  # "apprehension, sorrow, anger": a list, no one main emotion
         mentions = list(_MENTION.finditer(plain))
         emotion = [_OF_FORM[m.group(1).lower()] for m in mentions]
-        negated = [_NEGATED.search(plain[: m.start()]) is not None for m in mentions]
+        negated = [_NEGATED.search(plain[: m.start()]) is not None or _NEGATED_AFTER.match(plain, m.end()) is not None
+                   for m in mentions]
         # Each mention and the next: side by side, with nothing but "and", "or", a comma between them.
         paired = [i + 1 < len(mentions) and emotion[i] != emotion[i + 1]
                   and _SIDE_BY_SIDE.fullmatch(plain[m.end(): mentions[i + 1].start()]) is not None
                   for i, m in enumerate(mentions)]
         if mentions and mentions[0].start() == 0 and _OPENS.match(plain, mentions[0].end()):
             return None if paired[0] else emotion[0]  # "Guilt, because ...": the answer, then why
-        for i, m in enumerate(mentions):
-            if not negated[i] and _LEAD.search(plain[: m.start()]):  # the first emotion named as the answer
+        for i, m in enumerate(mentions):  # the first emotion named as the answer
+            if not negated[i] and (_LEAD.search(plain[: m.start()]) or _TRAIL.match(plain, m.end())):
                 return None if paired[i] else emotion[i]
         kept = {e for e, n in zip(emotion, negated) if not n}
         if len(kept) != 1 or any(p and not negated[i] for i, p in enumerate(paired)):
             return None
+        if len(plain.split()) > _SHORT_ANSWER:
+            return None  # an emotion somewhere in rambling text is not an answer
         return kept.pop()
 
     return read
