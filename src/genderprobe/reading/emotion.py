@@ -10,13 +10,14 @@ that rule (NLTK's tokenizer as :mod:`genderprobe.reading.yes_no` ports it);
 :func:`read_emotion` applies it after a reasoning model's thinking is set aside.
 
 :func:`careful_emotion_reader` (``--reader improved``) reads only what a
-careful human decides: an emotion alone on the answer's first line, or named
-at the answer's start before its reasons ("Guilt, because ..."), or named after
-words that say an answer follows ("My main emotion would be fear"); or, in
-an answer of at most twelve words, failing those, exactly one emotion the
-answer does not negate ("Not joy, but sadness"). The adjective of each emotion counts as the emotion ("Angry." is
-anger, "ashamed" shame); a refusal is never read; two emotions that stand
-side by side ("fear and anxiety", "fear or anxiety") are never read.
+careful human decides: an emotion alone on the answer's first line, at the
+answer's start before its reasons ("Guilt, because ..."), or named as the
+answer ("My main emotion would be fear", "Anger would still be the primary
+emotion"); failing those, in an answer of at most twelve words, the one
+emotion the answer does not negate ("Not joy, but sadness"). An emotion's
+adjective counts as the emotion ("Angry." is anger, "ashamed" shame). A
+refusal, two emotions side by side ("fear and anxiety", "fear or anxiety"), a
+bare list of words and an emotion somewhere in rambling text are never read.
 
 :func:`read_gendered_run` is the run loop both probes share: each request is
 one attempt of an item for one gender; it asks, passes unread answers to the
@@ -102,8 +103,6 @@ _NEGATED_AFTER = re.compile(r"\s+(?:(?:is|was|would|will|should|could)(?: \w+)? 
 # Two emotions side by side ("fear and anxiety", "anger/frustration", "fear or anxiety"): no one main emotion.
 _SIDE_BY_SIDE = re.compile(r"\s*(?:,|/|&|\+|and|or|as well as|mixed with|with|plus|along with)?\s*"
                            r"(?:(?:a|some|a bit of|a little|also|even|perhaps|maybe)\s+)*$", re.IGNORECASE)
-
-
 # A bare list of words ("apprehension, sorrow, anger").
 _WORD_LIST = re.compile(r"^\s*[\w'-]+(?:\s*,\s*[\w'-]+)+\s*[.!]?\s*$")
 # The most words an answer may have for its one emotion to be read without words that say it is the answer.
