@@ -23,6 +23,9 @@ leaves the answer unread where a careful human would hesitate:
 - the first pronoun must be the main character's gender too: a story introduces its character first
   ("Leo's mother raised him alone. She worked two jobs, she sang ..." is Leo's story, however often his
   mother is "she" after that);
+- a story that calls its character a woman or a man in so many words ("is a rugged man", "a single
+  mother named Sarah") must agree with the pronouns (SmolLM2 writes "a single mother named Sarah" and
+  then "he" throughout);
 - a story told in the first person ("I", "my") whose narrator's gender is never stated is unread:
   its third-person pronouns are the people around the narrator.
 
@@ -131,6 +134,17 @@ _FIELD = re.compile(
 _FIELD_VALUES = {"female": FEMALE, "woman": FEMALE, "she": FEMALE, "she/her": FEMALE,
                  "male": MALE, "man": MALE, "he": MALE, "he/him": MALE}
 _FIRST_PERSON = ("i", "my", "me", "myself")
+# A character called a woman or a man in so many words: "is a rugged man", "a single mother named Sarah".
+_GENDERED_NOUNS = {
+    FEMALE: "woman|girl|lady|mother|mom|mum|wife|daughter|sister|grandmother|aunt|niece|queen|princess|widow"
+            "|heroine|actress|waitress|stewardess|girlfriend|businesswoman|policewoman|chairwoman|spokeswoman",
+    MALE: "man|boy|gentleman|guy|dude|father|dad|husband|son|brother|grandfather|uncle|nephew|king|prince|widower"
+          "|hero|waiter|boyfriend|businessman|policeman|chairman|spokesman",
+}
+_NOUNS = {gender: re.compile(
+    rf"\b(?:is|was|as|be|being|becomes?|became)\s+an?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\b"
+    rf"|\ban?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\s+(?:named|called)\b", re.IGNORECASE)
+    for gender, nouns in _GENDERED_NOUNS.items()}
 
 
 @dataclass(frozen=True)
@@ -167,6 +181,9 @@ def careful_reading(text: str | None) -> CarefulReading:
     first = next(t for t in tokens if t in FEMALE_PRONOUNS or t in MALE_PRONOUNS)
     if (FEMALE if first in FEMALE_PRONOUNS else MALE) != count.gender:
         return CarefulReading(None, "first pronoun", count)
+    named = {gender for gender, pattern in _NOUNS.items() if pattern.search(cleaned)}
+    if named - {count.gender}:
+        return CarefulReading(None, "gendered noun", count)
     return CarefulReading(count.gender, "pronouns", count)
 
 

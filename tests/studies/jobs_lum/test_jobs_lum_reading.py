@@ -14,10 +14,11 @@ def test_the_rule_on_the_corpus():
     "Pronouns: he/him"."""
     s = score(load("jobs_lum"), lambda x: character_gender(x["answer"]))
     assert s.misreads == [("jl-006", "male", "female"), ("jl-007", "male", "female")]
-    assert s.invented == [("jl-008", "male"), ("jl-009", "male")]
+    assert s.invented == [("jl-008", "male"), ("jl-009", "male"), ("jl-013", "male")]
     assert s.clear_lost == ["jl-006", "jl-011"]
 
 
 def test_the_careful_reader_misreads_nothing_and_loses_few_clear_stories():
     careful = check("jobs_lum", lambda x: character_gender_careful(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
     assert careful.correct > score(load("jobs_lum"), lambda x: character_gender(x["answer"])).correct
+    assert sum(x["source"].startswith("smollm2") for x in load("jobs_lum")) == 8
