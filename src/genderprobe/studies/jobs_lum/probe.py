@@ -75,8 +75,11 @@ def pearson(drawn: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         ym = y[None, :] - (drawn @ y / n)[:, None]
         r = np.clip((drawn * xm * ym).sum(axis=1)
                     / np.sqrt((drawn * xm * xm).sum(axis=1) * (drawn * ym * ym).sum(axis=1)), -1, 1)
-    constant = ((np.where(present, x, np.inf).min(axis=1) == np.where(present, x, -np.inf).max(axis=1))
-                | (np.where(present, y, np.inf).min(axis=1) == np.where(present, y, -np.inf).max(axis=1)))
+    def spread(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (np.where(present, v, np.inf).min(axis=1, initial=np.inf),
+                np.where(present, v, -np.inf).max(axis=1, initial=-np.inf))
+
+    constant = np.equal(*spread(x)) | np.equal(*spread(y))
     r[constant] = np.nan
     for row in np.flatnonzero(n == 2):  # the two drawn values, in either order (the sign is symmetric)
         (i, j) = np.repeat(np.arange(len(x)), drawn[row].astype(np.int64))
