@@ -6,6 +6,7 @@
     python genderbench_driver.py resources REQUEST.json RESULT.json
     python genderbench_driver.py card REQUEST.json RESULT.json
     python genderbench_driver.py harness REQUEST.json RESULT.json
+    python genderbench_driver.py serve      (requests as JSON lines: what the tests use)
 
 ``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
 NLTK 3.8.1's own ``PunktSentenceTokenizer`` where ``nltk.word_tokenize`` loads it.
@@ -55,17 +56,26 @@ def _offline_nltk() -> None:
     nltk.download = lambda *args, **kwargs: True
 
 
-def _local_files() -> None:
-    # GestProbe reads GEST with pd.read_csv("hf://datasets/kinit/gest/gest.csv"), from the Hugging Face
-    # Hub, which the tests cannot reach: GENDERPROBE_PARITY_LOCAL_FILES (JSON, address -> local path) makes
-    # pandas read those addresses from the same file on disk. GenderBench's own code is otherwise unchanged.
-    files = json.loads(os.environ.get("GENDERPROBE_PARITY_LOCAL_FILES") or "{}")
-    if not files:
-        return
+# GestProbe reads GEST with pd.read_csv("hf://datasets/kinit/gest/gest.csv"), from the Hugging Face Hub,
+# which the tests cannot reach: a request's "local_files" (address -> local path; else the environment's
+# GENDERPROBE_PARITY_LOCAL_FILES, JSON) makes pandas read those addresses from the same file on disk.
+# GenderBench's own code is otherwise unchanged.
+LOCAL_FILES: dict[str, str] = {}
+
+
+def _local_files(request: dict) -> None:
     import pandas as pd
 
-    read_csv = pd.read_csv
-    pd.read_csv = lambda path, *args, **kwargs: read_csv(files.get(path, path), *args, **kwargs)
+    LOCAL_FILES.clear()
+    LOCAL_FILES.update(request.get("local_files") or json.loads(os.environ.get("GENDERPROBE_PARITY_LOCAL_FILES") or "{}"))
+    if not getattr(pd.read_csv, "local_files", False):
+        read_csv = pd.read_csv
+
+        def local_read_csv(path, *args, **kwargs):
+            return read_csv(LOCAL_FILES.get(path, path), *args, **kwargs)
+
+        local_read_csv.local_files = True
+        pd.read_csv = local_read_csv
 
 
 def _key(text: str, repetition: int) -> str:
@@ -79,7 +89,7 @@ def _number(x):
 
 def run(request: dict) -> dict:
     _offline_nltk()
-    _local_files()
+    _local_files(request)
     import genderbench.probes as probes
     from genderbench.generators.generator import Generator
 
@@ -149,7 +159,7 @@ def harness(request: dict) -> dict:
     import time
 
     _offline_nltk()
-    _local_files()
+    _local_files(request)
     from genderbench.generators.random import RandomGenerator
     from genderbench.harnesses.default import DefaultHarness
 
@@ -178,12 +188,34 @@ def resources(request: dict) -> dict:
     }
 
 
+COMMANDS = {"run": run, "tokenize": tokenize, "resources": resources, "card": card, "harness": harness}
+
+
+def serve() -> None:
+    """Answer requests, one JSON line each on standard input ({"command", "request"}), with one JSON line
+    each ({"result"} or {"error"}), until standard input closes: GenderBench's environment starts and
+    imports once for every test of a session. Whatever GenderBench prints goes to standard error."""
+    import traceback
+
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        asked = json.loads(line)
+        try:
+            answer = {"result": COMMANDS[asked["command"]](asked["request"])}
+        except BaseException:  # the test reads it; the next request is answered as usual
+            answer = {"error": traceback.format_exc()}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "setup":
         setup(sys.argv[2])
+    elif command == "serve":
+        serve()
     else:
         request = json.loads(Path(sys.argv[2]).read_text())
-        result = {"run": run, "tokenize": tokenize, "resources": resources, "card": card,
-                  "harness": harness}[command](request)
-        Path(sys.argv[3]).write_text(json.dumps(result))
+        Path(sys.argv[3]).write_text(json.dumps(COMMANDS[command](request)))

@@ -36,6 +36,7 @@ is used; ``--install`` makes it too where one is found.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import json
@@ -155,17 +156,47 @@ def ensure_venv(minimum: tuple[int, int] | None = None) -> Path:
     return venv
 
 
+_WORKERS: dict[Path, subprocess.Popen] = {}
+
+
+def _worker(venv: Path) -> subprocess.Popen:
+    """The driver serving requests in GenderBench's environment, started once per session: starting that
+    environment and importing GenderBench costs seconds, more than most requests."""
+    worker = _WORKERS.get(venv)
+    if worker is None or worker.poll() is not None:
+        logs = Path(tempfile.mkdtemp(prefix="genderbench-driver-"))
+        env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(logs / "logs")}
+        worker = subprocess.Popen([str(_python(venv)), str(DRIVER), "serve"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=open(logs / "stderr.txt", "w"), text=True, env=env)
+        worker.stderr_path = logs / "stderr.txt"  # type: ignore[attr-defined]
+        _WORKERS[venv] = worker
+    return worker
+
+
+@atexit.register
+def _stop_workers() -> None:
+    for worker in _WORKERS.values():
+        if worker.poll() is None:
+            worker.stdin.close()
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
 def _call(command: str, request: Mapping[str, Any], minimum: tuple[int, int] | None = None) -> Any:
-    venv = ensure_venv(minimum)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        src.write_text(json.dumps(request))
-        env = {**os.environ, "NLTK_DATA": str(venv / "nltk_data"), "GENDER_BENCH_LOG_DIR": str(Path(tmp) / "logs")}
-        done = subprocess.run([str(_python(venv)), str(DRIVER), command, str(src), str(out)],
-                              capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            raise RuntimeError(f"GenderBench's driver failed:\n{done.stderr[-4000:]}")
-        return json.loads(out.read_text())
+    worker = _worker(ensure_venv(minimum))
+    local = json.loads(os.environ.get("GENDERPROBE_PARITY_LOCAL_FILES") or "{}")
+    worker.stdin.write(json.dumps({"command": command, "request": {**request, "local_files": local}}) + "\n")
+    worker.stdin.flush()
+    line = worker.stdout.readline()
+    if not line:
+        tail = Path(worker.stderr_path).read_text(errors="replace")[-4000:]  # type: ignore[attr-defined]
+        raise RuntimeError(f"GenderBench's driver stopped:\n{tail}")
+    answer = json.loads(line)
+    if "error" in answer:
+        raise RuntimeError(f"GenderBench's driver failed:\n{answer['error'][-4000:]}")
+    return answer["result"]
 
 
 def prompt_key(text: str, repetition: int) -> str:
