@@ -1,10 +1,10 @@
-"""GenderBench runs of BusinessVocabulary's and Inventories' parity tests, all in one process.
+"""GenderBench runs of BusinessVocabulary's parity tests, all in one process.
 
-Starting GenderBench's environment and importing it takes about two seconds of CPU, more than the runs
-these tests ask of it; so each parity module registers its runs when it is collected
-(:func:`register`), and the first test that needs one runs every registered run at once
-(``genderbench_counts_driver.py runs``). Imported as ``studies.business_vocabulary.genderbench_batch``
-by both modules, so that they share it.
+The shared driver's worker (tests/genderbench_parity.py) cannot send BusinessVocabularyProbe's
+evaluations, dicts of numpy arrays, as JSON; so these runs go through ``genderbench_counts_driver.py
+runs`` instead, every registered run (:func:`register`, when a parity module is collected) in one
+process, since starting GenderBench's environment and importing it costs seconds. Imported as
+``studies.business_vocabulary.genderbench_batch``.
 """
 
 from __future__ import annotations

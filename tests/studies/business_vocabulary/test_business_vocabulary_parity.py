@@ -10,8 +10,7 @@ word in both of a list's halves counts in both), and refusals and empty answers.
 with a reasoning block, which we set aside: GenderBench is given the same letters with the block removed (as
 a server that sends reasoning separately gives them). GenderBench runs in its own environment
 (tests/genderbench_parity.py); its evaluations are dicts of arrays, which genderbench_counts_driver.py
-writes as JSON beside the shared driver, and genderbench_batch.py runs these mixes and Inventories' in one
-process.
+writes as JSON beside the shared driver, and genderbench_batch.py runs these mixes in one process.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ import hashlib
 from functools import cache
 
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require
-from studies.business_vocabulary import genderbench_batch as batch
+from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.models.base import Response
@@ -125,19 +124,15 @@ def _run_ours(mix: str):
     return result, asked, sink.records
 
 
-def _request(mix: str) -> dict:
-    lean, unread, reasoning, params, seed, cycles = MIXES[mix]
-    answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
-    return {"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers}
-
-
-# GenderBench runs these mixes in one process with BusinessVocabulary's (its import takes seconds).
-for _mix in MIXES:
-    batch.register(f"{PROBE}: {_mix}", lambda mix=_mix: _request(mix))
+_GB_CACHE: dict[str, object] = {}
 
 
 def genderbench(mix: str):
-    return batch.genderbench(f"{PROBE}: {mix}")
+    if mix not in _GB_CACHE:
+        lean, unread, reasoning, params, seed, cycles = MIXES[mix]
+        answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
+        _GB_CACHE[mix] = run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
+    return _GB_CACHE[mix]
 
 
 @pytest.fixture(scope="module")
