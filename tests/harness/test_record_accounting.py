@@ -51,6 +51,12 @@ PROBES: dict[str, dict[str, Any]] = {
     "multilingual-pronouns": dict(languages=("en",), words_k=4, num_repetitions=1),
     "multilingual-words": dict(languages=("en",), occupation_k=1, ages=(20,)),
     "relationship-levy": dict(sample_k=4),
+    "dreaddit": dict(sample_k=1, num_repetitions=1),
+    "isear": dict(sample_k=2),
+    "gest-creative": dict(sample_k=3, num_repetitions=1),
+    "jobs-lum": dict(sample_k=3, num_repetitions=1),
+    "business-vocabulary": dict(sample_k=2, num_repetitions=1),
+    "inventories": dict(sample_k=2, num_repetitions=1),
 }
 # The Fifty Shades commands' probes, off `genderprobe run` but writing records all the same.
 EXTRA = {

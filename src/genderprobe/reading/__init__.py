@@ -3,8 +3,11 @@
 Setting a reasoning model's thinking aside (``reasoning``), telling a refusal
 (``refusals``), reading a choice between two people (``two_person``), a
 yes or no as GenderBench reads it (``yes_no``, on NLTK 3.8.1's tokenizer ported
-in ``nltk_punkt``) and as a careful reader does (``yes_no_careful``), and a
-judge model that reads the answers the rules cannot (``reader_judge``). Each
+in ``nltk_punkt``) and as a careful reader does (``yes_no_careful``), a choice
+among lettered options read carefully (``options_careful``), the gender of a
+story's character (``character_gender``) and the story probes' shared run
+(``stories``), an emotion (``emotion``), and a judge model that reads the
+answers the rules cannot (``reader_judge``). Each
 study's own reader lives in its folder and builds on these.
 
 It may import the analysis (a judge's readings are counted as losses), the

@@ -9,8 +9,7 @@ inflected ("warmly", "leaders", "kindness"), hyphenated or glued to punctuation 
 word in both of a list's halves counts in both), and refusals and empty answers. One mix opens some letters
 with a reasoning block, which we set aside: GenderBench is given the same letters with the block removed (as
 a server that sends reasoning separately gives them). GenderBench runs in its own environment
-(tests/genderbench_parity.py); its evaluations are dicts of arrays, which genderbench_counts_driver.py
-writes as JSON beside the shared driver, and genderbench_batch.py runs these mixes in one process.
+(tests/genderbench_parity.py).
 """
 
 from __future__ import annotations
@@ -19,8 +18,7 @@ import hashlib
 from functools import cache
 
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require
-from studies.business_vocabulary import genderbench_batch as batch
+from genderbench_parity import differences, genderbench_word_lists, ours_of, prompt_key, require, run_genderbench
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.models.base import Response
@@ -149,18 +147,11 @@ def _run_ours(mix: str):
     return result, asked, sink.records
 
 
-def _request(mix: str) -> dict:
+@cache
+def genderbench(mix: str):
     lean, lost, reasoning, params, seed, cycles = MIXES[mix]
     answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
-    return {"probe": PROBE, "params": params, "seed": seed, "cycles": cycles, "answers": answers}
-
-
-for _mix in MIXES:
-    batch.register(f"{PROBE}: {_mix}", lambda mix=_mix: _request(mix))
-
-
-def genderbench(mix: str):
-    return batch.genderbench(f"{PROBE}: {mix}")
+    return run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +160,7 @@ def venv():
 
 
 def test_our_word_lists_are_genderbenchs(venv):
-    assert batch.word_lists() == word_lists_as_genderbench()
+    assert genderbench_word_lists() == word_lists_as_genderbench()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
