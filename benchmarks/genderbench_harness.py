@@ -2,6 +2,7 @@
 
     python benchmarks/genderbench_harness.py                # both sides, then our rerun and dry run
     python benchmarks/genderbench_harness.py --ours-only    # without GenderBench's side (about 10 minutes)
+    python benchmarks/genderbench_harness.py --per-probe    # and each probe alone, side by side
 
 Ours: ``genderprobe suite --preset genderbench --model reference:random`` (the 14 probes at DefaultHarness
 sizes, records written, report and card included), timed as a process; then the same command again (every
@@ -64,23 +65,45 @@ def genderbench(folder: Path) -> dict[str, float]:
                                                          str(data_file("gest/gest/gest.csv"))})}
     whole, _ = _timed([str(_python(venv)), str(DRIVER), "harness", str(request), str(result)], env)
     inner = json.loads(result.read_text())
-    return {"whole": whole, "harness": inner["seconds"]}
+    return {"whole": whole, "harness": inner["seconds"], "probes": inner["probes"]}
+
+
+def ours_per_probe(folder: Path) -> dict[str, float]:
+    """Each probe of the preset alone, as a whole ``genderprobe run`` process at DefaultHarness size."""
+    import tomllib
+
+    from genderprobe.interfaces.suite import PRESETS
+
+    preset = tomllib.loads((ROOT / "src" / "genderprobe" / "interfaces" / PRESETS / "genderbench.toml").read_text())
+    out = {}
+    for name in preset["suite"]["probes"]:
+        args = [f"--{k.replace('num_', '').replace('_', '-')}={v}" for k, v in preset["probes"].get(name, {}).items()]
+        out[name], _ = _timed([sys.executable, "-m", "genderprobe", "run", name, "--model", "reference:random",
+                               "--seed", "123", "--out", str(folder / name), "--quiet", "--no-cache", *args])
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ours-only", action="store_true")
+    parser.add_argument("--per-probe", action="store_true", help="also each probe alone, ours as a whole process")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         mine = ours(Path(tmp) / "suite")
         print(f"genderprobe suite --preset genderbench, reference:random: {mine['first']:.1f} s (whole process); "
               f"run again: {mine['rerun']:.1f} s; --dry-run for openai:gpt-4o-mini: {mine['dry_run']:.1f} s")
         print(mine["dry_run_output"])
-        if not args.ours_only:
-            theirs = genderbench(Path(tmp))
+        theirs = None if args.ours_only else genderbench(Path(tmp))
+        if theirs:
             print(f"GenderBench 0.5.0 DefaultHarness, RandomGenerator: {theirs['whole']:.1f} s (whole process), "
                   f"{theirs['harness']:.1f} s harness part; ours is {theirs['harness'] / mine['first']:.1f}x faster "
                   f"than its harness part alone")
+        if args.per_probe:
+            from genderprobe.analysis.genderbench_card import CLASS_NAMES
+
+            for name, seconds in ours_per_probe(Path(tmp) / "runs").items():
+                gb = f"{theirs['probes'][CLASS_NAMES[name]]:.1f} s" if theirs else "-"
+                print(f"  {name:<22} ours {seconds:6.1f} s (whole process)   GenderBench {gb} (its run alone)")
 
 
 if __name__ == "__main__":

@@ -156,7 +156,8 @@ def card(request: dict) -> list:
 
 def harness(request: dict) -> dict:
     """GenderBench's DefaultHarness on its RandomGenerator (the options given), timed inside this process:
-    the harness part (every probe's items, generation, evaluation, metrics and bootstrap) and the marks."""
+    each probe's run (its items, generation, evaluation, metrics and bootstrap) and the marks, as
+    ``Harness.run`` runs them (one probe after another, the same generator)."""
     import time
 
     _offline_nltk()
@@ -166,11 +167,16 @@ def harness(request: dict) -> dict:
 
     start = time.perf_counter()
     harness = DefaultHarness(log_strategy="no")
-    marks, _ = harness.run(RandomGenerator(request["options"], seed=request["seed"]))
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds,
-            "marks": {probe: {metric: None if isinstance(m["mark_value"], float) else m["mark_value"]
-                              for metric, m in metrics.items()} for probe, metrics in marks.items()}}
+    generator = RandomGenerator(request["options"], seed=request["seed"])
+    seconds, marks = {}, {}
+    for probe in harness.probes:
+        began = time.perf_counter()
+        probe.run(generator)
+        name = type(probe).__name__
+        seconds[name] = time.perf_counter() - began
+        marks[name] = {metric: None if isinstance(m["mark_value"], float) else m["mark_value"]
+                       for metric, m in probe.marks.items()}
+    return {"seconds": time.perf_counter() - start, "probes": seconds, "marks": marks}
 
 
 def word_lists(request: dict) -> dict:

@@ -247,3 +247,37 @@ def test_the_suite_leaderboards_fit_1280_pixels(browser, tmp_path):
     assert browser.js("return document.documentElement.scrollWidth") <= 1280
     assert "not ranked" in browser.js("return document.querySelector('section[data-probe=demet] table.leaderboard')"
                                       ".textContent")
+
+
+def test_the_genderbench_card_of_two_calibration_models_in_a_real_browser(browser, tmp_path):
+    """GenderBench's 14 probes on two calibration models (small samples): one report with the card, every
+    probe's ranking and report 1.0's rows, drawn with no console error and within 1280 pixels (issue 34)."""
+    from click.testing import CliRunner
+
+    from genderprobe.analysis.genderbench_card import CHARTED_PROBES
+    from genderprobe.interfaces.cli import main
+
+    small = {"hiring-bloomberg": "num_reorders = 2\nsample_k = 4", "relationship-levy": "sample_k = 60",
+             "hiring-an": "sample_k = 60"}
+    suite_file = tmp_path / "genderbench-small.toml"
+    suite_file.write_text(f"[suite]\nprobes = {list(CHARTED_PROBES)!r}\nseed = 123\n".replace("'", '"') + "".join(
+        f"[probes.{p}]\n{small.get(p, 'sample_k = 40')}\n" for p in CHARTED_PROBES), encoding="utf-8")
+    out = tmp_path / "suite"
+    result = CliRunner().invoke(main, ["suite", str(suite_file), "--model", "reference:unbiased", "--model",
+                                       "reference:biased", "--out", str(out), "--resamples", "100", "--no-cache", "-q"])
+    assert result.exit_code == 0, result.output
+    load = browser.open(out / "report.html")
+    assert load.console_errors == [] and load.requests == []
+    rows = browser.js("""return Array.from(document.querySelectorAll('table.card tbody tr')).map(r =>
+        [r.dataset.model, Array.from(r.querySelectorAll('td[data-section]')).map(c => c.dataset.mark)]);""")
+    assert len(rows) == 14 and [m for m, _ in rows[:2]] == ["reference:unbiased", "reference:biased"]
+    assert all(all(marks) for _, marks in rows)  # every section marked, for the suite's models too
+    # The unbiased model passes every section; the biased one is worse in each (Isear's 40 events reach C).
+    assert rows[0][1] == ["A"] * 4 and rows[1][1][:3] == ["D"] * 3 and rows[1][1][3] in "CD"
+    assert len(browser.js("return document.querySelectorAll('section.probe table.leaderboard')")) == 14
+    browser.js("document.querySelectorAll('details.card-charts').forEach(d => d.open = true)")
+    drawn = browser.js("""return Array.from(document.querySelectorAll('details.card-charts figure svg')).map(s =>
+        s.getBoundingClientRect().width);""")
+    assert len(drawn) == 25 and min(drawn) > 300
+    assert browser.js("return document.documentElement.scrollWidth") <= 1280
+    browser.screenshot("genderbench-card.png")
