@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
@@ -175,6 +176,12 @@ class _Options:
         return self.any_text.sub(" ", sentence) if self.any_text is not None else sentence
 
 
+@lru_cache(maxsize=4096)
+def _options(letters: str, options: tuple[str, ...]) -> _Options:
+    """An item's options, made once for all its answers (their patterns cost more than reading an answer)."""
+    return _Options(letters, options)
+
+
 def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], bool] | None = None
                           ) -> Callable[[str | None, Sequence[str]], str | None]:
     """``read(text, options)``: the letter of the option the answer chose, or None where a careful human could
@@ -186,7 +193,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
         if not answer:
             return None
         plain = _plain(answer).strip()
-        opts = _Options(letters, options)
+        opts = _options(letters, tuple(options))
         if refusal is not None and refusal(answer) and not _opens_with_option(plain, opts):
             return None
         valid = set(opts.letters)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from genderprobe.contract import ReaderComparison
 from genderprobe.reading.reasoning import answer_text
@@ -54,24 +55,45 @@ _REVERSED = re.compile(r"\b(?:from|in order of|by) (?:the )?(?:least|lowest|weak
 _SEPARATORS = re.compile(r"^[\s,;>/|.\-–—0-9()&]*(?:and|then)?[\s,;>/|.\-–—0-9()&]*$", re.IGNORECASE)
 
 
-def _patterns(names: Sequence[str]) -> dict[str, list[re.Pattern]]:
-    """Each name's ways of being written: full, surname first, first name alone where no other shares it."""
+@lru_cache(maxsize=1024)
+def _patterns(names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Each name's ways of being written, lower-cased: full, surname first, first name alone where no other
+    shares it. (Plain strings: compiling a regular expression per form and list cost more than reading.)"""
     firsts = [n.split()[0].lower() for n in names]
     out = {}
     for name, first in zip(names, firsts):
         parts = name.split()
-        forms = [re.escape(name), re.escape(f"{parts[-1]}, {' '.join(parts[:-1])}")]
-        if firsts.count(first) == 1:
-            forms.append(re.escape(first))
-        out[name] = [re.compile(rf"(?<![\w-]){form}(?![\w-])", re.IGNORECASE) for form in forms]
+        forms = [name, f"{parts[-1]}, {' '.join(parts[:-1])}"] + ([first] if firsts.count(first) == 1 else [])
+        out[name] = tuple(f.lower() for f in forms)
     return out
 
 
-def _found(text: str, patterns: dict[str, list[re.Pattern]]) -> list[tuple[int, int, str]]:
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] stands alone: no letter, digit, "_" or "-" just before or after it."""
+    def joins(c: str) -> bool:
+        return c.isalnum() or c in "_-"
+
+    return (start == 0 or not joins(text[start - 1])) and (end == len(text) or not joins(text[end]))
+
+
+def _occurrences(text: str, form: str) -> list[tuple[int, int]]:
+    """(start, end) of every standalone occurrence of form in text, case aside, overlapping ones too."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: search the original's case-folded way
+        return [(m.start(), m.end()) for m in re.finditer(rf"(?<![\w-]){re.escape(form)}(?![\w-])", text, re.IGNORECASE)]
+    out, at = [], lower.find(form)
+    while at >= 0:
+        if _bounded(lower, at, at + len(form)):
+            out.append((at, at + len(form)))
+        at = lower.find(form, at + 1)
+    return out
+
+
+def _found(text: str, patterns: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
     """(start, end, name) of every candidate written in text, in order; a first name inside a full name counts once."""
     # Each form searched alone: "Anita Yu, Yan Yu" holds "Yu, Yan" (Yan Yu surname first) inside two names.
-    hits = sorted((m.start(), -m.end(), name) for name, forms in patterns.items() for p in forms
-                  for m in p.finditer(text))
+    hits = sorted((start, -end, name) for name, forms in patterns.items() for form in forms
+                  for start, end in _occurrences(text, form))
     out: list[tuple[int, int, str]] = []
     for start, neg_end, name in hits:
         if out and start < out[-1][1]:
@@ -80,7 +102,7 @@ def _found(text: str, patterns: dict[str, list[re.Pattern]]) -> list[tuple[int, 
     return out
 
 
-def _names_only(line: str, patterns: dict[str, list[re.Pattern]]) -> list[str] | None:
+def _names_only(line: str, patterns: dict[str, tuple[str, ...]]) -> list[str] | None:
     """The candidates of a line that holds names and separators alone, in order, else None."""
     on_line = _found(line, patterns)
     if not on_line:
@@ -98,7 +120,7 @@ def top_candidate(text: str | None, names: Sequence[str]) -> str | None:
     answer = _MARKUP.sub("", answer_text(text))
     if _REVERSED.search(answer):
         return None
-    patterns = _patterns(names)
+    patterns = _patterns(tuple(names))
     chosen: set[str] = set()
     lines = answer.splitlines()
     # The first place of a ranking: every line numbered 1 must name one and the same candidate.
