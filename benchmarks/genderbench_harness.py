@@ -1,7 +1,7 @@
 """GenderBench's whole DefaultHarness, ours beside its own, as whole processes (issue 34).
 
     python benchmarks/genderbench_harness.py                # both sides, then our rerun and dry run
-    python benchmarks/genderbench_harness.py --ours-only    # without GenderBench's side (about 10 minutes)
+    python benchmarks/genderbench_harness.py --ours-only    # without GenderBench's side (about a minute)
     python benchmarks/genderbench_harness.py --per-probe    # and each probe alone, side by side
 
 Ours: ``genderprobe suite --preset genderbench --model reference:random`` (the 14 probes at DefaultHarness
@@ -48,7 +48,7 @@ def ours(folder: Path) -> dict[str, float | str]:
     rerun, _ = _timed(suite)
     dry, done = _timed([*genderprobe, "suite", "--preset", "genderbench", "--model", "openai:gpt-4o-mini",
                         "--out", str(folder / "dry"), "--dry-run"])
-    return {"first": first, "rerun": rerun, "dry_run": dry, "dry_run_output": done.stdout[-1500:]}
+    return {"first": first, "rerun": rerun, "dry_run": dry, "dry_run_output": "\n".join(done.stdout.splitlines()[-2:])}
 
 
 def genderbench(folder: Path) -> dict[str, float]:
