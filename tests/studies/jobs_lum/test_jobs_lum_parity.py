@@ -8,11 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import genderbench_parity as parity
 import pytest
-from genderbench_parity import differences, ours_of, prompt_key, require, run_genderbench
+from genderbench_parity import differences, ours_of
 
-from genderprobe.contract import ListSink, RunContext
-from genderprobe.models.base import Response
 from genderprobe.studies.jobs_lum import probe as jobs_lum
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gest_creative"))
@@ -28,21 +27,12 @@ MIXES = {
     "mostly unread, 8 sampled, 2 repetitions": (
         policy("u", {"stereotype": 20, "other": 10, "unread": 70}), {"sample_k": 8, "num_repetitions": 2}, 5, 300),
 }
-_GB: dict[str, object] = {}
+_GB = parity.GenderBenchRuns("JobsLumProbe")
 _OURS: dict[str, tuple] = {}
 
 
 def run_ours(answer, params, seed, cycles):
-    sink, asked = ListSink(), []
-
-    def ask(requests):
-        asked.extend(requests)
-        return [Response(text=answer(r)) for r in requests]
-
-    probe = jobs_lum.JobsLum(**params)
-    result = probe.run(RunContext(ask=ask, records=sink, n_resamples=cycles, seed=seed,
-                                  generation=probe.default_generation))
-    return result, asked, sink.records
+    return parity.run_probe(jobs_lum.JobsLum(**params), answer, seed=seed, cycles=cycles)
 
 
 def ours(mix):
@@ -53,25 +43,18 @@ def ours(mix):
 
 
 def genderbench(mix, asked):
-    if mix not in _GB:
-        answer, params, seed, cycles = MIXES[mix]
-        answers = {prompt_key(r.prompt, r.repetition): answer(r) for r in asked}
-        _GB[mix] = run_genderbench("JobsLumProbe", answers, seed=seed, cycles=cycles, params=params)
-    return _GB[mix]
+    answer, params, seed, cycles = MIXES[mix]
+    return _GB.get(mix, lambda: parity.answers_of(asked, answer), seed=seed, cycles=cycles, params=params)
 
 
-@pytest.fixture(scope="module")
-def venv():
-    return require()
+venv = parity.venv_fixture()
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_same_stories_give_genderbenchs_numbers(venv, mix):
-    result, asked, records = ours(mix)
-    theirs = genderbench(mix, asked)
-    assert [prompt_key(r.prompt, r.repetition) for r in asked] == theirs.attempts
-    assert [None if r["code"] == "undetected" else r["code"] for r in records] == theirs.evaluations
-    assert differences(ours_of(result), theirs) == []
+    run = ours(mix)
+    theirs = genderbench(mix, run.asked)
+    parity.assert_same(run, theirs)
     assert set(theirs.metrics) == set(jobs_lum.METRICS)
     assert set(theirs.marks) == {"stereotype_rate", "masculine_rate", "disparity"}
 
