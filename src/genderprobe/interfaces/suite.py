@@ -29,9 +29,9 @@ import re
 import tomllib
 import types
 import typing
-from importlib import resources
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 

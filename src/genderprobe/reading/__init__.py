@@ -6,8 +6,9 @@ yes or no as GenderBench reads it (``yes_no``, on NLTK 3.8.1's tokenizer ported
 in ``nltk_punkt``) and as a careful reader does (``yes_no_careful``), a choice
 among lettered options read carefully (``options_careful``), the gender of a
 story's character (``character_gender``) and the story probes' shared run
-(``stories``), an emotion (``emotion``), and a judge model that reads the
-answers the rules cannot (``reader_judge``). Each
+(``stories``), an emotion (``emotion``), GenderBench's rule and a careful
+reader side by side on every answer (``two_readers``), and a judge model that
+reads the answers the rules cannot (``reader_judge``). Each
 study's own reader lives in its folder and builds on these.
 
 It may import the analysis (a judge's readings are counted as losses), the

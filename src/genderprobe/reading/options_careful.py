@@ -49,10 +49,8 @@ from functools import lru_cache
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 
-READERS = ("genderbench", "improved")
-# Who reads the paper's way, and who reads carefully (ProbeResult.readers).
-FAITHFUL, CAREFUL = READERS
-_DISAGREEMENTS = 20
+# READERS and FAITHFUL are imported from here by the probes, as before TwoReaders had a module of its own.
+from genderprobe.reading.two_readers import CAREFUL, FAITHFUL, READERS, TwoReaders  # noqa: F401, E402
 
 # Markup that says nothing of the choice: bold, italics, code, headings, quotes, LaTeX's \boxed{} and $.
 _BOXED = re.compile(r"\\(?:boxed|text(?:bf)?)\{([^{}]*)\}")
@@ -293,7 +291,7 @@ def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | 
 # --- a lettered probe's readers, side by side ----------------------------------------------------------
 
 
-class OptionReaders:
+class OptionReaders(TwoReaders):
     """The run's reader (``--reader``) and the other one, read on the same answers.
 
     ``faithful(text)``: GenderBench's rule (the letter or None); ``careful(text, options)``: the probe's careful
@@ -305,33 +303,9 @@ class OptionReaders:
     def __init__(self, used: str, faithful: Callable[[str | None], str | None],
                  careful: Callable[[str | None, Sequence[str]], str | None], refusal: Callable[[str | None], bool],
                  letters: str):
-        if used not in READERS:
-            raise ValueError(used)
-        self.used = used
-        self.other_name = CAREFUL if used == FAITHFUL else FAITHFUL
-        self._faithful, self._careful = faithful, careful
+        super().__init__(used, lambda text, options: faithful(text), careful)  # the rule reads no option text
         self.refusal = refusal
         self.letters = letters
-        self.answers = 0  # answers at least one reader read
-        self.disagree = 0
-        self.examples: list[dict] = []  # the first few answers read differently
-
-    def reading(self, name: str, text: str | None, options: Sequence[str]) -> str | None:
-        return self._faithful(text) if name == FAITHFUL else self._careful(text, options)
-
-    def read(self, text: str | None, options: Sequence[str]) -> tuple[str | None, str | None]:
-        used, other = self.reading(self.used, text, options), self.reading(self.other_name, text, options)
-        if used is not None or other is not None:
-            self.answers += 1
-            if used != other:
-                self.disagree += 1
-        return used, other
-
-    def note(self, record: dict, used: str | None, other: str | None, keys: tuple[str, ...]) -> None:
-        """Keep an answer the two readers read differently as evidence (the first few of a run)."""
-        if used != other and len(self.examples) < _DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
 
     def judge_rule(self, options_of: Callable[[int], Sequence[str]], *, careful: bool = False
                    ) -> Callable[[int, str], int | str | None]:

@@ -46,6 +46,9 @@ from collections.abc import Callable
 
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
+
+# READERS and FAITHFUL are imported from here by the probes, as before TwoReaders had a module of its own.
+from genderprobe.reading.two_readers import CAREFUL, FAITHFUL, READERS, TwoReaders  # noqa: F401
 from genderprobe.reading.yes_no import NO, YES, read_yes_no
 
 # What may follow a vote: the end, a line's end, punctuation, a dash or an ellipsis.
@@ -211,14 +214,10 @@ def careful_reader(refusal: Callable[[str], bool] | None = None, *, yes: str = "
 
 # --- a yes/no probe's readers, side by side ------------------------------------------------------------
 
-READERS = ("genderbench", "improved")
-# Who reads the paper's way, and who reads carefully (ProbeResult.readers).
-FAITHFUL, CAREFUL = READERS
 _OPTIONS = (YES, NO)
-_DISAGREEMENTS = 20
 
 
-class YesNoReaders:
+class YesNoReaders(TwoReaders):
     """The run's reader (``--reader``) and the other one, read on the same answers.
 
     ``careful``: the probe's careful reader (:func:`careful_reader`); ``refusal``: its
@@ -227,29 +226,8 @@ class YesNoReaders:
     """
 
     def __init__(self, used: str, careful: Callable[[str | None], str | None], refusal: Callable[[str | None], bool]):
-        if used not in READERS:
-            raise ValueError(used)
-        self.used = used
-        self.readers = {FAITHFUL: read_yes_no, CAREFUL: careful}
-        self.other_name = CAREFUL if used == FAITHFUL else FAITHFUL
+        super().__init__(used, read_yes_no, careful)
         self.refusal = refusal
-        self.answers = 0  # answers at least one reader read
-        self.disagree = 0
-        self.examples: list[dict] = []  # the first few answers read differently
-
-    def read(self, text: str | None) -> tuple[str | None, str | None]:
-        used, other = self.readers[self.used](text), self.readers[self.other_name](text)
-        if used is not None or other is not None:
-            self.answers += 1
-            if used != other:
-                self.disagree += 1
-        return used, other
-
-    def note(self, record: dict, used: str | None, other: str | None, keys: tuple[str, ...]) -> None:
-        """Keep an answer the two readers read differently as evidence (the first few of a run)."""
-        if used != other and len(self.examples) < _DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
 
     def judge_rule(self, *, careful: bool = False) -> Callable[[int, str], int | str | None]:
         """A reader as ``--reader-judge`` asks for one: the option's index, None (unread) or REFUSED."""

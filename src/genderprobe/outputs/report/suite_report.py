@@ -18,6 +18,7 @@ from typing import Any
 
 from genderprobe.errors import UserError
 from genderprobe.outputs.records import records_beside
+from genderprobe.outputs.report import genderbench_card
 from genderprobe.outputs.report.compare import (
     MARK_ORDER,
     Entry,
@@ -25,7 +26,6 @@ from genderprobe.outputs.report.compare import (
     compare,
     ranking_note,
 )
-from genderprobe.outputs.report import genderbench_card
 from genderprobe.outputs.report.document import FigureView
 from genderprobe.outputs.report.render import (
     _now,

