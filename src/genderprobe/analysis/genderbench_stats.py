@@ -32,6 +32,10 @@ from genderprobe.analysis.stats import (
 
 # Resample rows held at once: cycles x items multiplicities.
 _BLOCK_CELLS = 4_000_000
+# A probe bootstraps the same items several times (its reader, the other reader, its breakdowns'
+# full set): resamples of up to this many cells are kept, as small integers, for the next use.
+_KEPT_CELLS = 24_000_000
+_kept: dict[tuple[int, int, int], list[np.ndarray]] = {}
 
 
 def sample_items(n: int, k: int | None, seed: int) -> list[int]:
@@ -60,6 +64,23 @@ def resample_weights(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
         drawn = np.floor(rng.random_sample((size, n)) * n).astype(np.int64)
         rows = np.repeat(np.arange(size), n) * n + drawn.ravel()
         yield np.bincount(rows, minlength=size * n).reshape(size, n).astype(np.float64)
+
+
+def _weights(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
+    """resample_weights, from the kept resamples where the same ones were drawn before.
+
+    Counts fit uint16: an item is drawn at most n times, and only n * cycles <= _KEPT_CELLS are kept.
+    """
+    key = (n, cycles, seed)
+    if key in _kept:
+        return iter(_kept[key])
+    if n * cycles > _KEPT_CELLS or n > np.iinfo(np.uint16).max:
+        return resample_weights(n, cycles, seed)
+    blocks = [w.astype(np.uint16) for w in resample_weights(n, cycles, seed)]
+    while _kept and sum(b.size for bs in _kept.values() for b in bs) + n * cycles > _KEPT_CELLS:
+        del _kept[next(iter(_kept))]  # the oldest first
+    _kept[key] = blocks
+    return iter(blocks)
 
 
 def genderbench_interval(values: np.ndarray) -> tuple[float, float] | None:
@@ -93,7 +114,7 @@ class Bootstrapped:
         self.n = counts.shape[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             self.points = {k: float(v[0]) for k, v in metrics(counts.sum(axis=0, keepdims=True)).items()}
-            blocks = [metrics(w @ counts) for w in resample_weights(self.n, cycles, seed)]
+            blocks = [metrics(w @ counts) for w in _weights(self.n, cycles, seed)]
         self.draws = {k: np.concatenate([b[k] for b in blocks]) for k in self.points}
 
     def estimate(self, name: str, n: int) -> Estimate:
