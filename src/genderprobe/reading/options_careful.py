@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
@@ -133,8 +133,14 @@ class _Options:
         # Longest first, so "not known at all" is not taken for "not known".
         self.texts = sorted(((t, self.letters[i]) for i, t in enumerate(texts) if t), key=lambda x: -len(x[0]))
         self.stems = {self.letters[i]: _stems(t) for i, t in enumerate(texts)}
-        self.any_text = re.compile("|".join(rf"(?<!\w){re.escape(t)}(?!\w)" for t, _ in self.texts),
-                                   re.IGNORECASE) if self.texts else None
+
+    @cached_property
+    def any_text(self) -> re.Pattern | None:
+        """Any option's whole text; compiled when first needed (most answers never need it, and a
+        pattern of long option texts costs more to compile than reading an answer)."""
+        if not self.texts:
+            return None
+        return re.compile("|".join(rf"(?<!\w){re.escape(t)}(?!\w)" for t, _ in self.texts), re.IGNORECASE)
 
     def opening(self, plain: str, at: int) -> str | None:
         """The letter of the option whose whole text begins at plain[at:] (spaces and punctuation skipped), or None."""
@@ -176,7 +182,7 @@ class _Options:
 
 @lru_cache(maxsize=4096)
 def _options(letters: str, options: tuple[str, ...]) -> _Options:
-    """An item's options, made once for all its answers (their patterns cost more than reading an answer)."""
+    """An item's options, made once for all its answers."""
     return _Options(letters, options)
 
 
