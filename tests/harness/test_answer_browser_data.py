@@ -113,6 +113,23 @@ def test_the_sample_is_bounded_keeps_rare_strata_whole_and_is_the_same_each_time
     assert allocate({"x": 3, "y": 10}, 100) == {"x": 3, "y": 10}
 
 
+def test_a_smaller_sample_is_drawn_from_the_kept_one_with_the_quotas_of_a_fresh_draw():
+    """A run of long texts gets a smaller sample without its records being read a second time."""
+    records = ([{"man_option": "(a)", "code": "male", "i": i} for i in range(9_000)]
+               + [{"man_option": "(b)", "code": "male", "i": i} for i in range(900)]
+               + [{"man_option": "(a)", "code": "undetected", "i": i} for i in range(40)])
+    sample = stratified(iter(records), 1_000)
+    for budget in (600, 90, 1):
+        smaller, fresh = sample.smaller(budget), stratified(iter(records), budget)
+        assert Counter(r.reading for _, _, r in smaller.kept) == Counter(r.reading for _, _, r in fresh.kept)
+        assert {id(rec) for _, rec, _ in smaller.kept} <= {id(rec) for _, rec, _ in sample.kept}
+        assert (smaller.total, smaller.readings) == (sample.total, sample.readings)
+        assert [i for i, _, _ in smaller.kept] == sorted(i for i, _, _ in smaller.kept)
+    # Still even within a stratum: the (a) answers kept at 600 spread over the whole run.
+    positions = [i for i, _, r in sample.smaller(600).kept if r.reading == "(a)" and i < 9_000]
+    assert min(positions) < 1_500 and max(positions) > 7_500
+
+
 def test_a_page_shares_its_answers_between_its_runs(mixed):
     records = records_of(mixed)
     doc = load_results(mixed / "results.json")

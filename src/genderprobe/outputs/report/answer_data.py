@@ -128,8 +128,7 @@ def gather(runs: Sequence[RunAnswers], budget: int | None = None) -> Answers:
             chars = sum(_chars(record) for _, record, _ in sample.kept)
             allowed = PAGE_TEXT_CHARS // len(runs)
             if chars > allowed:  # long texts: a smaller sample of the run, drawn the same way
-                records, _ = _open(run)
-                sample = stratified(records, max(1, len(sample.kept) * allowed // chars))
+                sample = sample.smaller(max(1, len(sample.kept) * allowed // chars))
         except UserError as exc:
             note.problem = str(exc)
             continue

@@ -26,10 +26,28 @@ class Sample:
     kept: list[tuple[int, dict[str, Any], Reading]]  # (position in the records, record, its reading), in run order
     total: int  # records in the run
     readings: Counter = field(default_factory=Counter)  # every record's reading, over the whole run
+    sizes: Counter = field(default_factory=Counter)  # records in each stratum, over the whole run
 
     @property
     def complete(self) -> bool:
         return len(self.kept) == self.total
+
+    def smaller(self, budget: int, seed: int = 0) -> Sample:
+        """The sample :func:`stratified` would draw with a smaller budget, drawn from this one without
+        reading the run again: a stratum's quota never grows as the budget shrinks, and an even
+        sample of an even sample of a stratum is an even sample of it."""
+        rng = random.Random(seed)
+        quotas = allocate(self.sizes, budget)
+        kept: dict[Hashable, list[tuple[int, dict[str, Any], Reading]]] = {}
+        for x in self.kept:
+            kept.setdefault(_stratum(x[2]), []).append(x)
+        chosen = [x for key, xs in kept.items() for x in (xs if quotas[key] >= len(xs) else rng.sample(xs, quotas[key]))]
+        chosen.sort(key=lambda x: x[0])
+        return Sample(chosen, self.total, self.readings, self.sizes)
+
+
+def _stratum(reading: Reading) -> tuple[str, str, str]:
+    return reading.reading, reading.read_by or "", reading.gender or ""
 
 
 def stratified(records: Iterable[dict[str, Any]], budget: int, seed: int = 0) -> Sample:
@@ -41,7 +59,7 @@ def stratified(records: Iterable[dict[str, Any]], budget: int, seed: int = 0) ->
     for total, record in enumerate(records, 1):
         reading = read(record)
         readings[reading.reading] += 1
-        key = (reading.reading, reading.read_by or "", reading.gender or "")
+        key = _stratum(reading)
         sizes[key] += 1
         reservoir = kept.setdefault(key, [])
         if len(reservoir) < budget:
@@ -54,7 +72,7 @@ def stratified(records: Iterable[dict[str, Any]], budget: int, seed: int = 0) ->
     chosen = [x for key, reservoir in kept.items()
               for x in (reservoir if quotas[key] >= len(reservoir) else rng.sample(reservoir, quotas[key]))]
     chosen.sort(key=lambda x: x[0])
-    return Sample(chosen, total, readings)
+    return Sample(chosen, total, readings, sizes)
 
 
 def allocate(sizes: dict[Hashable, int], budget: int) -> dict[Hashable, int]:
