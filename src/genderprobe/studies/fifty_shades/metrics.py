@@ -16,7 +16,6 @@ resampling weights times per-run sums, never a loop over resamples.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as sps
 
 from genderprobe.analysis.stats import CONFIDENCE, Estimate, percentile_interval
 from genderprobe.contract import ReaderComparison
@@ -118,6 +117,9 @@ def runs_mean_error(human: np.ndarray, scores: np.ndarray, *, n_resamples: int, 
 
 def largest_run_p_value(human: np.ndarray, scores: np.ndarray) -> float | None:
     """The largest two-sided p-value of the runs' r: every run's r is at least this significant."""
+    # Imported here: scipy.stats costs most of a second, and every command imports this module.
+    from scipy import stats as sps
+
     values = []
     for run in range(scores.shape[1]):
         keep = ~np.isnan(scores[:, run])

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2_contingency
 
 from genderprobe import charts
 from genderprobe.analysis.losses import LossReport, loss_report, wilson
@@ -414,6 +413,8 @@ def independence_test(table: np.ndarray, *, seed: int = _SEED) -> dict[str, Any]
         # One pairing or one topic only: there is no association to test.
         return {"statistic": None, "dof": 0, "p_value": None, "n": int(table.sum()), "significant": False,
                 "cramers_v": None, "method": None, "cramers_v_corrected": Estimate(None).to_json()}
+    from scipy.stats import chi2_contingency  # here: scipy.stats costs most of a second to import
+
     result = chi2_contingency(kept, correction=False)
     n = int(kept.sum())
     statistic, p, method = float(result.statistic), float(result.pvalue), "chi-square"
