@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from genderprobe.errors import UserError
 from genderprobe.outputs.records_parquet import JSON_TEXT, jsonl_to_parquet
 from genderprobe.outputs.results import JsonlSink, remove_orphaned_temporaries, temp_beside
@@ -168,13 +170,13 @@ def read_records(path: str | os.PathLike[str], *, prompts: bool = False,
         if path.suffix == ".parquet":
             yield from _parquet_rows(path, rebuild)
         else:
-            with path.open(encoding="utf-8") as f:
+            with path.open("rb") as f:
                 for line in f:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
     except FileNotFoundError:
         raise UserError(f"The records file {path} does not exist.") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise UserError(f"Cannot read the records file {path} ({exc.__class__.__name__}); "
                         "it should be the records file written beside results.json.") from None
 

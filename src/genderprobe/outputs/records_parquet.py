@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from genderprobe.errors import UserError
 from genderprobe.outputs.results import temp_beside
 
@@ -72,10 +74,10 @@ def jsonl_to_parquet(jsonl: Path, parquet: Path, batch_rows: int = BATCH_ROWS) -
 
 
 def _records(path: Path):
-    with path.open(encoding="utf-8") as f:
+    with path.open("rb") as f:
         for line in f:
             if line.strip():
-                yield json.loads(line)
+                yield orjson.loads(line)
 
 
 def _column_type(seen: set[type]) -> tuple[Any, Any]:
