@@ -156,7 +156,8 @@ def test_arun_probe_leaves_the_event_loop_free():
 
     out = asyncio.run(main())
     assert len(seen) == 5  # 40 requests in lists of 8
-    assert all(b > a for a, b in zip(seen, seen[1:])), seen  # the ticker ran between the calls
+    # The ticker ran while the generator blocked (a loaded machine may let two calls start before its first tick).
+    assert all(b >= a for a, b in zip(seen, seen[1:])) and seen[-1] - seen[0] >= len(seen), seen
     assert metrics(out) == metrics(run_probe(PROBE, generate=slow, sample_k=20))  # and the store answers alike
 
 
