@@ -31,11 +31,15 @@ Parts family, compare and intervals (issue 31, benchmarks/coverage_edges.py) mea
 the statistics at the edges: a fair coin's flags over a whole run, compare's false
 positives for models that answer both orders alike, and the intervals of absolute
 values, lost answers and dialogue tables; part sequential the runs that stop when
-the answer is clear (benchmarks/sequential.py).
+the answer is clear (benchmarks/sequential.py). Part abs: the two-step interval of a sum
+of absolute values alone (``abs_combination_interval``): compare's and DeMET's settings
+of part intervals (the same seeds), and normal estimates with the second run's signed
+value 0 to 5 standard errors from 0.
 
     python benchmarks/coverage.py                    # parts 1 and 2, 200 runs per row
     python benchmarks/coverage.py --runs 50 --probes relationship-levy --part 1
     python benchmarks/coverage.py --runs 1000 --part family
+    python benchmarks/coverage.py --runs 1000 --part abs --jobs 1
 """
 
 from __future__ import annotations
@@ -231,6 +235,58 @@ def part2(runs: int, p: float = 0.6, sds: tuple[float, ...] = (0.1, 0.2), sizes:
     return rows
 
 
+# -- part abs: sums of absolute values ---------------------------------------------
+
+
+def _normal_case(args: tuple[tuple[float, ...], tuple[float, ...], int, int]) -> tuple[float, float, float, float]:
+    """Normal estimates theta + Z (unit standard errors, independent), 5,000 draws around each:
+    (coverage, share with the low end above the truth, share with the high end below it, mean width)."""
+    theta, weights, runs, seed = args
+    rng = np.random.default_rng(seed)
+    theta, weights = np.asarray(theta, float), np.asarray(weights, float)
+    truth = float(weights @ np.abs(theta))
+    above = below = 0
+    width = 0.0
+    for _ in range(runs):
+        est = theta + rng.standard_normal(theta.size)
+        e = abs_combination_interval(est, est + rng.standard_normal((ABS_RESAMPLES, theta.size)), weights, 100)
+        above += e.ci_low > truth + 1e-12
+        below += e.ci_high < truth - 1e-12
+        width += e.ci_high - e.ci_low
+    return 1 - (above + below) / runs, above / runs, below / runs, width / runs
+
+
+NORMAL_CASES = ([((5.0, b), (1.0, -1.0)) for b in (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)]
+                + [((0.0, t, t), (1 / 3,) * 3) for t in (0.0, 1.0, 2.2, 3.0, 5.0)])
+
+
+def part_abs(runs: int, jobs: int) -> list[tuple[str, str, str, int]]:
+    """Coverage of abs_combination_interval: compare's and DeMET's settings, then normal estimates."""
+    import coverage_edges as edges
+
+    diff_cases = [(300, 0.6, 0.5), (400, 0.6, 0.5), (300, 0.75, 0.5), (300, 0.6, 0.7), (300, 0.5, 0.5)]
+    demet_cases = [(pt, p) for pt in (2, 4) for p in (0.5, 0.6, 0.75)]
+    rows = []
+    with ProcessPoolExecutor(jobs) as pool:  # the seeds of part intervals
+        diff = pool.map(edges._diff_abs_case, [(*c, runs, 100 + i) for i, c in enumerate(diff_cases)])
+        demet = pool.map(edges._demet_case, [(*c, runs, 200 + i) for i, c in enumerate(demet_cases)])
+        normal = pool.map(_normal_case, [(*c, runs, 500 + i) for i, c in enumerate(NORMAL_CASES)])
+        for (items, pa, pb), (c2, cp, w2, wp) in zip(diff_cases, diff):
+            rows.append(("compare: A - B of diff_abs_success_rate", f"{items} items, A's diff {2 * pa - 1:.1f}, "
+                         f"B's {2 * pb - 1:.1f}", f"two-step {c2:.1%} (width {w2:.3f}); percentile {cp:.1%} "
+                         f"(width {wp:.3f})", runs))
+        for (pt, p), (cover, width) in zip(demet_cases, demet):
+            rows.append(("demet: mixed_gender_bias_folded", f"per_type {pt}, P = {p} (true {4 * abs(1 - 2 * p) / 3:.3f})",
+                         f"{cover:.1%} (width {width:.3f})", runs))
+        for (theta, weights), (cover, above, below, width) in zip(NORMAL_CASES, normal):
+            name = "A - B, normal" if len(theta) == 2 else "mean of three, normal"
+            rows.append((f"{name}: weights {', '.join(f'{w:+.2g}' for w in weights)}",
+                         "theta " + ", ".join(f"{t:g}" for t in theta) + " standard errors",
+                         f"{cover:.1%} (low end above the truth {above:.1%}, high end below {below:.1%}; "
+                         f"width {width:.2f})", runs))
+    return rows
+
+
 def print_table(rows: list[tuple], header: tuple[str, ...]) -> None:
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -246,7 +302,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--probes", default="relationship-levy,demet,genmo")
     parser.add_argument("--part", choices=("1", "2", "both", "family", "compare", "intervals", "crossed",
-                                           "sequential"),
+                                           "sequential", "abs"),
                         default="both")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
@@ -262,6 +318,10 @@ def main() -> None:
 
         rows = getattr(coverage_edges, args.part)(args.runs, args.jobs)
         coverage_edges.print_rows(rows, f"Part {args.part}")
+    if args.part == "abs":
+        import coverage_edges
+
+        coverage_edges.print_rows(part_abs(args.runs, args.jobs), "Part abs: sums of absolute values")
     if args.part == "sequential":
         import sequential
 
