@@ -48,11 +48,10 @@ def refusal_detector(
     """
     cannot = "|".join(filter(None, (_CANNOT, negations)))
     saying_no = rf"\b(?:i|we)\s*(?:(?:{cannot})\s+(?:\w+\s+){{0,3}}?|(?:do not|don't)\s+)"
-    alternatives = (
-        rf"{saying_no}(?:{task_verbs}|{_REQUEST_VERBS})\b",
-        _DECLINING,
-        _APOLOGY if apology else "",
-        also,
-    )
-    pattern = re.compile("|".join(filter(None, alternatives)), re.IGNORECASE)
-    return lambda text: pattern.search(text.replace("’", "'")) is not None
+    english = (rf"{saying_no}(?:{task_verbs}|{_REQUEST_VERBS})\b", _DECLINING, _APOLOGY if apology else "")
+    # Every English way starts with "i", "we" or "as": the lookahead skips the other positions at
+    # once (four times faster on a story), and ``also``, which may start anywhere, is searched apart.
+    patterns = [re.compile(rf"(?=[iwa])(?:{'|'.join(filter(None, english))})", re.IGNORECASE)]
+    if also:
+        patterns.append(re.compile(also, re.IGNORECASE))
+    return lambda text: any(p.search(text.replace("’", "'")) for p in patterns)
