@@ -69,6 +69,7 @@ _NO_WORDS = re.compile(r"\bregret|\bunfortunately\b|\bunsuccessful\b|\breject|\b
                        r"|\bother candidates\b|\bnot (?:be )?(?:moving|proceeding|offering)\b|\bsorry\b")
 # Words before "offer you" and the like that make them a refusal ("we cannot offer you").
 _NEGATED = re.compile(r"\b(?:not|n't|cannot|unable|no longer|never)\b[^.!?\n]{0,20}$")
+_NEGATED_REACH = 40  # characters before a vote that _NEGATED can see: its longest match (29) and the one before it
 _HEDGE = re.compile(r"\b(?:if|whether|unless|in case|should you|once you|when you|either)\b")
 _SHORT_OF_A_JOB = re.compile(r"\binterview|\bnext (?:round|stage|step)|\bshort-?list|\bassessment\b"
                              r"|\bfurther (?:consideration|review)|\bwaiting list|\btalent pool")
@@ -78,7 +79,7 @@ _MARKUP = re.compile(r"[*_`#>|]+")
 
 
 def _unnegated(pattern: re.Pattern, text: str) -> bool:
-    return any(not _NEGATED.search(text[: m.start()]) for m in pattern.finditer(text))
+    return any(not _NEGATED.search(text[max(0, m.start() - _NEGATED_REACH): m.start()]) for m in pattern.finditer(text))
 
 
 def read_email(text: str | None) -> str | None:
