@@ -60,10 +60,13 @@ def resample_weights(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
     block = max(1, _BLOCK_CELLS // max(n, 1))
     for start in range(0, cycles, block):
         size = min(block, cycles - start)
-        # random.choices: population[floor(random() * n)], k = n draws per cycle, cycle after cycle.
-        drawn = np.floor(rng.random_sample((size, n)) * n).astype(np.int64)
-        rows = np.repeat(np.arange(size), n) * n + drawn.ravel()
-        yield np.bincount(rows, minlength=size * n).reshape(size, n).astype(np.float64)
+        # random.choices: population[floor(random() * n)], k = n draws per cycle, cycle after cycle
+        # (casting truncates, which is floor for these non-negative values).
+        drawn = rng.random_sample((size, n))
+        drawn *= n
+        cells = drawn.astype(np.int64)
+        cells += (np.arange(size) * n)[:, None]  # each row's draws counted in its own n cells
+        yield np.bincount(cells.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
 
 
 def _weights(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
