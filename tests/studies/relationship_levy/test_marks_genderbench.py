@@ -169,6 +169,18 @@ def test_normal_fit_interval_is_genderbenchs(i):
     assert normal_fit_interval(values) == pytest.approx(gb_interval(values.tolist()), rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.parametrize("i", range(len(sample_sets())))
+def test_normal_fit_interval_is_scipys_fitted_normal_to_the_last_bit(i):
+    """GenderBench calls scipy.stats.norm.fit and .interval; ours repeats their arithmetic without them."""
+    from scipy import stats as sps
+
+    values = sample_sets()[i]
+    kept = values[~np.isnan(values)]
+    if np.all(kept == kept[0]):
+        return
+    assert normal_fit_interval(values) == tuple(float(x) for x in sps.norm.interval(0.95, *sps.norm.fit(kept)))
+
+
 def test_normal_fit_interval_of_nothing_is_none():
     assert normal_fit_interval(np.array([np.nan, np.nan])) is None
     assert normal_fit_interval(np.array([])) is None
