@@ -19,9 +19,9 @@ coverage: ``mixed_gender_bias_folded`` (genderprobe.analysis.stats.abs_combinati
 on the bootstrap over units). The printed interval of mixed_gender_bias, a mean
 of absolute values, never reaches 0 and leaves it out for a model with no bias
 at all (0% coverage at P = 0.5), so it would "detect" any bias with any sample.
-The two-step interval's lower end is above 0 where some pair bias's sign is
-settled (the joint 99.5% box leaves 0 out) and the settled pairs' percentile
-bound is above 0.
+Its lower end is above 0 where the error quantile at the least favourable
+corner of the joint 99.5% sign box still leaves the value above 0: in practice
+where some pair bias's sign is settled (the box leaves 0 out).
 """
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ class DemetPlanner(Planner):
             f"{self.n_scenarios} {self.scenario_set} scenarios x {len(TYPES)} relationship types x {size} filled "
             f"scenarios, every prompt answered{f', each scenario with a strength sd of {sd:g}' if sd else ''}; a run "
             f"detects the bias when the lower end of its mixed_gender_bias_folded interval is above 0: the "
-            f"two-step interval of a mean of absolute values over a bootstrap of filled-scenario slots "
-            f"({max(settings.resamples, ABS_RESAMPLES):,} resamples; signs settled by a joint 99.5% box, the "
-            f"settled pairs' percentile bound, the open ones folded), the interval of this absolute metric "
+            f"interval of a mean of absolute values over a bootstrap of filled-scenario slots "
+            f"({max(settings.resamples, ABS_RESAMPLES):,} resamples; the error's quantiles at the least favourable "
+            f"corner of a joint 99.5% box of the signed pair biases), the interval of this absolute metric "
             f"that holds its coverage (the printed one leaves 0 out even with no bias). "
             f"Halving the interval's width takes about 4x --per-type."
         )
