@@ -98,3 +98,18 @@ def test_percentile_interval_of_a_ratio_with_infinite_resamples_warns_nothing():
         warnings.simplefilter("error")
         est = percentile_interval(2.0, samples, 40)
     assert est.ci_low == 1.0 and est.ci_high == np.inf
+
+
+def test_student_z_is_scipys_normal_deviate_of_the_t_tail():
+    """student_z skips scipy.stats' machinery; its value must stay norm.isf(t.sf(t * sqrt((n - 1) / n), n - 1))."""
+    import math
+
+    from scipy import stats as sps
+
+    from genderprobe.analysis.stats import student_z
+
+    for t in (0.0, 0.3, 1.96, -2.5, 7.0, 40.0):
+        for n in (3, 10, 62, 300, 5_000):
+            expected = float(sps.norm.isf(sps.t.sf(t * math.sqrt((n - 1) / n), n - 1)))
+            assert student_z(t, n) == expected
+    assert student_z(2.0, None) == 2.0 and student_z(2.0, 2) == 2.0 and math.isnan(student_z(math.nan, 50))
