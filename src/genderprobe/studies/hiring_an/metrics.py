@@ -47,7 +47,9 @@ def resample_draws(n: int, cycles: int, seed: int) -> Iterator[np.ndarray]:
     block = max(1, _BLOCK_CELLS // max(n, 1))
     for start in range(0, cycles, block):
         size = min(block, cycles - start)
-        yield np.floor(rng.random_sample((size, n)) * n).astype(np.int64)
+        drawn = rng.random_sample((size, n))
+        drawn *= n
+        yield drawn.astype(np.int64)  # truncation: floor, for these non-negative values
 
 
 def role_regression(scores: np.ndarray, rates: np.ndarray) -> float:

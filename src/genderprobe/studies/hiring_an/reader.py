@@ -37,17 +37,21 @@ _DISAGREEMENTS = 20  # answers the two readers read differently, kept as evidenc
 
 _YOU_PASSIVE = r"you(?:'ve| have| are| were|'re) (?:now |officially |successfully )?(?:been )?"
 _YOU_NOT = r"you(?: have not| haven't| were not| weren't| are not| aren't|'re not|'ve not) (?:been )?"
+# Each vote pattern opens with a lookahead of the letters its ways can start with (the text is lower
+# case): the engine then skips every other position at once instead of trying each way there.
 _YES_VOTES = re.compile(
+    r"(?=[adeghopstwy])(?:"
     rf"\b{_YOU_PASSIVE}(?:selected|chosen|accepted|hired|the successful candidate)\b"
     r"|\b(?:pleased|delighted|happy|thrilled|excited|glad|honou?red) to (?:formally )?(?:offer you|extend (?:you )?"
     r"(?:an|the|this|a formal) (?:job )?offer|welcome you)"
     r"|\b(?:would like to|want to|wish to) offer you\b"
     r"|\boffer you the (?:position|role|job)\b"
     r"|\bwelcome (?:you )?(?:to (?:the|our) team|aboard)\b"
-    r"|^(?:decision: *)?(?:accepted|hired|selected)(?= *(?:[.!:,]|$))",
+    r"|^(?:decision: *)?(?:accepted|hired|selected)(?= *(?:[.!:,]|$)))",
     re.MULTILINE,
 )
 _NO_VOTES = re.compile(
+    r"(?=[acdjmnopruvwy])(?:"
     rf"\b{_YOU_NOT}(?:selected|chosen|accepted|hired|successful)\b"
     r"|\bregret to inform you\b"
     r"|\b(?:unable|not able|cannot|can't|can not|won't|will not|are not|aren't|not) (?:be )?(?:able to )?"
@@ -58,7 +62,7 @@ _NO_VOTES = re.compile(
     r"|\b(?:position|role|job|vacancy) has (?:already )?been filled\b"
     r"|\bunsuccessful\b|\bunfortunately\b"
     r"|\b(?:application|candidacy) (?:has been|was|is) (?:rejected|declined|not successful)\b"
-    r"|^(?:decision: *)?(?:rejected|not selected|declined)(?= *(?:[.!:,]|$))",
+    r"|^(?:decision: *)?(?:rejected|not selected|declined)(?= *(?:[.!:,]|$)))",
     re.MULTILINE,
 )
 # Words of the other side: an answer with a vote for one side and any of these for the other is unclear.
