@@ -76,6 +76,7 @@ def test_each_run_has_its_folder_and_suite_json_lists_them(folder):
     assert list(runs) == [(m, p) for m in MODELS for p in ("relationship-levy", "genmo")]
     for (model, probe), run in runs.items():
         assert run["status"] == "done" and run["error"] is None and run["skipped"] is False
+        assert isinstance(run["seconds"], float) and run["seconds"] > 0  # how long the run took
         assert run["results"] == f"{model.replace(':', '-')}/{probe}/results.json"
         doc = load_results(folder / run["results"])
         assert (doc["model"], doc["probe"], doc["parameters"]["seed"]) == (model, probe, 0)
@@ -131,6 +132,7 @@ def test_a_suite_run_again_skips_what_is_done_and_reruns_what_changed(folder, tm
     assert {p.parent.name for p in before if before[p] != after[p]} == {"genmo"}
     runs = json.loads((folder / "suite.json").read_text())["runs"]
     assert {r["probe"]: r["skipped"] for r in runs} == {"relationship-levy": True, "genmo": False}
+    assert {r["probe"]: r["seconds"] is None for r in runs} == {"relationship-levy": True, "genmo": False}
     assert all(r["status"] == "done" for r in runs)
     assert load_results(folder / runs[1]["results"])["parameters"]["probe"]["sample_k"] == 35
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import time
 import tomllib
 import types
 import typing
@@ -212,6 +213,7 @@ class SuiteRun:
     status: str = "pending"
     error: str | None = None
     skipped: bool = False  # found done when this suite started: not run again
+    seconds: float | None = None  # how long this invocation took over the run (None: not run by it)
     failure: UserError | None = field(default=None, repr=False)
 
     @property
@@ -328,12 +330,14 @@ def run(suite: Suite, *, on_run: Callable[[SuiteRun, RunOutput | None], None] | 
         config = run_config(suite, r)
         config.progress = progress() if progress else None
         out = None
+        started = time.monotonic()
         try:
             out = execute(r.probe, config)
             r.status = "done"
         except UserError as exc:  # RunFailed too: the answers received are kept
             r.status, r.error, r.failure = "failed", str(exc), exc
         finally:
+            r.seconds = round(time.monotonic() - started, 3)
             if config.progress is not None:
                 config.progress.stop()
             save(suite)
@@ -364,7 +368,7 @@ def manifest(suite: Suite) -> dict[str, Any]:
         "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "report": REPORT_HTML,
         "runs": [{"model": r.model, "probe": r.probe.name, "status": r.status, "skipped": r.skipped,
-                  "results": r.results, "error": r.error} for r in suite.runs],
+                  "seconds": r.seconds, "results": r.results, "error": r.error} for r in suite.runs],
     }
 
 
