@@ -264,20 +264,9 @@ def part_abs(runs: int, jobs: int) -> list[tuple[str, str, str, int]]:
     """Coverage of abs_combination_interval: compare's and DeMET's settings, then normal estimates."""
     import coverage_edges as edges
 
-    diff_cases = [(300, 0.6, 0.5), (400, 0.6, 0.5), (300, 0.75, 0.5), (300, 0.6, 0.7), (300, 0.5, 0.5)]
-    demet_cases = [(pt, p) for pt in (2, 4) for p in (0.5, 0.6, 0.75)]
-    rows = []
     with ProcessPoolExecutor(jobs) as pool:  # the seeds of part intervals
-        diff = pool.map(edges._diff_abs_case, [(*c, runs, 100 + i) for i, c in enumerate(diff_cases)])
-        demet = pool.map(edges._demet_case, [(*c, runs, 200 + i) for i, c in enumerate(demet_cases)])
+        rows = list(edges.abs_rows(pool, runs))
         normal = pool.map(_normal_case, [(*c, runs, 500 + i) for i, c in enumerate(NORMAL_CASES)])
-        for (items, pa, pb), (c2, cp, w2, wp) in zip(diff_cases, diff):
-            rows.append(("compare: A - B of diff_abs_success_rate", f"{items} items, A's diff {2 * pa - 1:.1f}, "
-                         f"B's {2 * pb - 1:.1f}", f"two-step {c2:.1%} (width {w2:.3f}); percentile {cp:.1%} "
-                         f"(width {wp:.3f})", runs))
-        for (pt, p), (cover, width) in zip(demet_cases, demet):
-            rows.append(("demet: mixed_gender_bias_folded", f"per_type {pt}, P = {p} (true {4 * abs(1 - 2 * p) / 3:.3f})",
-                         f"{cover:.1%} (width {width:.3f})", runs))
         for (theta, weights), (cover, above, below, width) in zip(NORMAL_CASES, normal):
             name = "A - B, normal" if len(theta) == 2 else "mean of three, normal"
             rows.append((f"{name}: weights {', '.join(f'{w:+.2g}' for w in weights)}",

@@ -18,6 +18,7 @@ each function returns table rows (check, setting, figure, runs).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -204,23 +205,29 @@ def _dialogue_case(args: tuple[int, int, float, int]) -> tuple[float, float, flo
     return rejected / runs, covered / runs, width / runs
 
 
+DIFF_CASES = [(300, 0.6, 0.5), (400, 0.6, 0.5), (300, 0.75, 0.5), (300, 0.6, 0.7), (300, 0.5, 0.5)]
+DEMET_CASES = [(pt, p) for pt in (2, 4) for p in (0.5, 0.6, 0.75)]
+
+
+def abs_rows(pool: ProcessPoolExecutor, runs: int) -> Iterator[Row]:
+    """The intervals of sums of absolute values: compare's difference and DeMET's folded one (seeds 100+, 200+)."""
+    diff = pool.map(_diff_abs_case, [(*c, runs, 100 + i) for i, c in enumerate(DIFF_CASES)])
+    demet = pool.map(_demet_case, [(*c, runs, 200 + i) for i, c in enumerate(DEMET_CASES)])
+    for (items, pa, pb), (c2, cp, w2, wp) in zip(DIFF_CASES, diff):
+        yield ("compare: A - B of diff_abs_success_rate", f"{items} items, A's diff {2 * pa - 1:.1f}, "
+               f"B's {2 * pb - 1:.1f}", f"abs_combination_interval {c2:.1%} (width {w2:.3f}); percentile {cp:.1%} "
+               f"(width {wp:.3f})", runs)
+    for (pt, p), (cover, width) in zip(DEMET_CASES, demet):
+        yield ("demet: mixed_gender_bias_folded", f"per_type {pt}, P = {p} (true {4 * abs(1 - 2 * p) / 3:.3f})",
+               f"{cover:.1%} (width {width:.3f})", runs)
+
+
 def intervals(runs: int, jobs: int) -> list[Row]:
-    rows: list[Row] = []
-    diff_cases = [(300, 0.6, 0.5), (400, 0.6, 0.5), (300, 0.75, 0.5), (300, 0.6, 0.7), (300, 0.5, 0.5)]
-    demet_cases = [(pt, p) for pt in (2, 4) for p in (0.5, 0.6, 0.75)]
     dialogue_cases = [(8, 0.0), (50, 0.0), (50, 1.0), (100, 1.0)]
     with ProcessPoolExecutor(jobs) as pool:
-        diff = pool.map(_diff_abs_case, [(*c, runs, 100 + i) for i, c in enumerate(diff_cases)])
-        demet = pool.map(_demet_case, [(*c, runs, 200 + i) for i, c in enumerate(demet_cases)])
+        rows: list[Row] = list(abs_rows(pool, runs))
         losses = pool.map(_losses_case, [(runs, 300)])
         dialogue = pool.map(_dialogue_case, [(per, runs, s, 400 + i) for i, (per, s) in enumerate(dialogue_cases)])
-        for (items, pa, pb), (c2, cp, w2, wp) in zip(diff_cases, diff):
-            rows.append(("compare: A - B of diff_abs_success_rate", f"{items} items, A's diff {2 * pa - 1:.1f}, "
-                         f"B's {2 * pb - 1:.1f}", f"two-step {c2:.1%} (width {w2:.3f}); percentile {cp:.1%} "
-                         f"(width {wp:.3f})", runs))
-        for (pt, p), (cover, width) in zip(demet_cases, demet):
-            rows.append(("demet: mixed_gender_bias_folded", f"per_type {pt}, P = {p} (true {4 * abs(1 - 2 * p) / 3:.3f})",
-                         f"{cover:.1%} (width {width:.3f})", runs))
         for clustered, plain, false in losses:
             rows.append(("losses: share lost, 100 items x 5 attempts, items' difficulty spread",
                          "Wilson clustered by item / per answer", f"{clustered:.1%} / {plain:.1%}", runs))
