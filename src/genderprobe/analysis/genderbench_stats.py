@@ -33,7 +33,7 @@ from genderprobe.analysis.stats import (
 # Resample rows held at once: cycles x items multiplicities.
 _BLOCK_CELLS = 4_000_000
 # A probe bootstraps the same items several times (its reader, the other reader, its breakdowns'
-# full set): resamples of up to this many cells are kept, as small integers, for the next use.
+# full set): resamples of up to this many cells (48 MB as uint16) are kept for the next use.
 _KEPT_CELLS = 24_000_000
 _kept: dict[tuple[int, int, int], list[np.ndarray]] = {}
 

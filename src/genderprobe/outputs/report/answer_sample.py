@@ -41,9 +41,7 @@ class Sample:
         kept: dict[Hashable, list[tuple[int, dict[str, Any], Reading]]] = {}
         for x in self.kept:
             kept.setdefault(_stratum(x[2]), []).append(x)
-        chosen = [x for key, xs in kept.items() for x in (xs if quotas[key] >= len(xs) else rng.sample(xs, quotas[key]))]
-        chosen.sort(key=lambda x: x[0])
-        return Sample(chosen, self.total, self.readings, self.sizes)
+        return Sample(_draw(kept, quotas, rng), self.total, self.readings, self.sizes)
 
 
 def _stratum(reading: Reading) -> tuple[str, str, str]:
@@ -69,10 +67,13 @@ def stratified(records: Iterable[dict[str, Any]], budget: int, seed: int = 0) ->
             if j < budget:
                 reservoir[j] = (total - 1, record, reading)
     quotas = allocate(sizes, budget)
-    chosen = [x for key, reservoir in kept.items()
-              for x in (reservoir if quotas[key] >= len(reservoir) else rng.sample(reservoir, quotas[key]))]
-    chosen.sort(key=lambda x: x[0])
-    return Sample(chosen, total, readings, sizes)
+    return Sample(_draw(kept, quotas, rng), total, readings, sizes)
+
+
+def _draw(kept: dict[Hashable, list], quotas: dict[Hashable, int], rng: random.Random) -> list:
+    """Each stratum's quota of its kept records (all where they fit), in run order."""
+    chosen = [x for key, xs in kept.items() for x in (xs if quotas[key] >= len(xs) else rng.sample(xs, quotas[key]))]
+    return sorted(chosen, key=lambda x: x[0])
 
 
 def allocate(sizes: dict[Hashable, int], budget: int) -> dict[Hashable, int]:
