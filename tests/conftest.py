@@ -3,9 +3,21 @@ import os
 import pytest
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: a worker per core, at most four (each builds its own test models and servers)."""
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(1, min(4, _cores()))
+
+
+# Workers share the cores: each one's OpenMP pools (torch, and the vLLM servers it starts) get their
+# share, set before torch is imported. With a pool of all cores in every worker, their spinning
+# threads took the real-model tier from 335 s to 576 s on two cores (356 s with this).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _cores() // _WORKERS)))
 
 
 @pytest.fixture(autouse=True)
