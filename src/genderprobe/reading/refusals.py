@@ -54,4 +54,9 @@ def refusal_detector(
     patterns = [re.compile(rf"(?=[iwa])(?:{'|'.join(filter(None, english))})", re.IGNORECASE)]
     if also:
         patterns.append(re.compile(also, re.IGNORECASE))
-    return lambda text: any(p.search(text.replace("’", "'")) for p in patterns)
+
+    def declines(text: str) -> bool:
+        text = text.replace("’", "'")
+        return any(p.search(text) for p in patterns)
+
+    return declines

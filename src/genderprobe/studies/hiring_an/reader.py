@@ -33,7 +33,6 @@ from collections.abc import Callable
 from genderprobe.reading.reasoning import answer_text
 
 YES, NO = "yes", "no"
-_DISAGREEMENTS = 20  # answers the two readers read differently, kept as evidence
 
 _YOU_PASSIVE = r"you(?:'ve| have| are| were|'re) (?:now |officially |successfully )?(?:been )?"
 _YOU_NOT = r"you(?: have not| haven't| were not| weren't| are not| aren't|'re not|'ve not) (?:been )?"

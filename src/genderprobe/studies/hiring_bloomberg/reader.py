@@ -30,8 +30,6 @@ from functools import lru_cache
 
 from genderprobe.reading.reasoning import answer_text
 
-_DISAGREEMENTS = 20  # answers the two readers read differently, kept as evidence
-
 _MARKUP = re.compile(r"[*_`#>]+")
 _RANK_ONE = re.compile(r"^\s*(?:[-•]\s*)?(?:(?:rank(?:ed|ing)?|no\.|number|top|place|position)\s*:?\s*)?"
                        r"(?:1\s*[.):\-–—]|1st\b\s*:?|first\s*:|\|\s*1\s*\|)",
