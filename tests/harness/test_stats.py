@@ -7,6 +7,7 @@ from genderprobe.analysis.stats import (
     bootstrap_ratio,
     bootstrap_statistic,
     mcnemar_exact,
+    resample_ratio,
     rowwise_pearson,
     sign_test,
 )
@@ -39,6 +40,24 @@ def test_ratio_bootstrap_and_transform():
     e = bootstrap_ratio(num, den, transform=lambda p: 2 * p - 1)
     assert e.value == pytest.approx(0.0)
     assert e.ci_low <= 0 <= e.ci_high
+
+
+def test_each_resample_carries_its_own_standard_error_and_the_resamples_stay_the_same():
+    # A share of one answer per item: a resample's linearized standard error is sqrt(p*(1 - p*) / n).
+    x = np.random.default_rng(2).integers(0, 2, 80).astype(float)
+    ones = np.ones_like(x)
+    draws, draws_se = resample_ratio(x, ones, n_resamples=500, seed=9, with_se=True)
+    assert np.array_equal(draws, resample_ratio(x, ones, n_resamples=500, seed=9))
+    assert draws_se == pytest.approx(np.sqrt(draws * (1 - draws) / x.size), abs=1e-12)
+    # The estimate's own, through the transform's slope: diff = 2p - 1 doubles it.
+    e = bootstrap_ratio(x, seed=9, n_resamples=500, transform=lambda p: 2 * p - 1)
+    p = x.mean()
+    assert e.se == pytest.approx(2 * np.sqrt(p * (1 - p) / x.size))
+    assert e.draws_se == pytest.approx(2 * draws_se)
+    # A ratio of sums: sqrt(sum (num - r den)^2) / sum den.
+    num, den = np.array([1.0, 0.0, 2.0, 1.0, 2.0]), np.array([2.0, 1.0, 2.0, 2.0, 3.0])
+    r = num.sum() / den.sum()
+    assert bootstrap_ratio(num, den).se == pytest.approx(np.sqrt(((num - r * den) ** 2).sum()) / den.sum())
 
 
 def test_bootstrap_is_seeded():

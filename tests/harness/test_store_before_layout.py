@@ -52,11 +52,15 @@ LOSS_TEST_ADDED = {"matched", "informative_items", "design_effect"}
 # in the losses and in the metrics that repeat them ("<kind>_rate_<group>").
 LOSS_RATE_FIXED = {"ci_low", "ci_high"}
 LOSS_RATE_METRIC = re.compile(r"\.metrics\.(undetected|refusal|wrong_language)_rate_\w+$")
+# RelationshipLevy's breakdown groups each have resamples of their own since issue 31 (groups drawn from one
+# seed shared their Monte Carlo error, and the run's family of tests over them flagged too often): their
+# intervals, wherever they are shown, any value; their values and sizes unchanged.
+GROUP_RESAMPLED = re.compile(r"^relationship-levy\.breakdowns\.\w+\.[^.]+\.(ci_low|ci_high)$")
 
 
 def _same(now, then, where: str = "") -> None:
     """Equal, with floats equal to 1e-9 relative (bootstrap sums may round apart across numpy builds)."""
-    if METRICS_FIXED.search(where):
+    if METRICS_FIXED.search(where) or GROUP_RESAMPLED.search(where):
         return
     if isinstance(then, float) or isinstance(now, float):
         if isinstance(then, float) and math.isnan(then):

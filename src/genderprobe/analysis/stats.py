@@ -10,6 +10,8 @@ approximation.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +42,11 @@ class Estimate:
     # The bootstrap values the interval was read from (in memory only, as the p-values): a
     # family of tests over several estimates (genderprobe.analysis.breakdown_tests) needs their draws.
     draws: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # The estimate's own standard error and each draw's, from the data (bootstrap_ratio; in
+    # memory only): a test of the estimate then studentizes every draw by its own spread
+    # (bootstrap-t), as the estimate is studentized by its own (breakdown_tests).
+    se: float | None = field(default=None, compare=False, repr=False)
+    draws_se: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -75,7 +82,9 @@ def bootstrap_ratio(
     """Bootstrap interval of ``transform(sum(num) / sum(den))`` over items.
 
     num, den: one value per item (den defaults to 1, giving the mean of num).
-    Items whose num or den is NaN are left out.
+    Items whose num or den is NaN are left out. The estimate also carries its
+    linearized standard error and each draw's (see :func:`resample_ratio`), through
+    the transform's slope.
     """
     num = np.asarray(num, dtype=np.float64)
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
@@ -85,29 +94,71 @@ def bootstrap_ratio(
     f = transform or (lambda x: x)
     if n == 0 or den.sum() == 0:
         return Estimate(None, None, None, n)
-    point = float(f(np.asarray(num.sum() / den.sum())))
-    samples = resample_ratio(num, den, n_resamples=n_resamples, seed=seed)
-    return percentile_interval(point, f(samples), n, confidence)
+    ratio = num.sum() / den.sum()
+    point = float(f(np.asarray(ratio)))
+    samples, samples_se = resample_ratio(num, den, n_resamples=n_resamples, seed=seed, with_se=True)
+    est = percentile_interval(point, f(samples), n, confidence)
+    if est.draws is None:
+        return est
+    se = float(np.sqrt(np.sum((num - ratio * den) ** 2)) / den.sum() * _slope(f, np.asarray(ratio)))
+    kept = ~np.isnan(f(samples))  # the draws percentile_interval kept, in their order
+    return dataclasses.replace(est, se=se, draws_se=(samples_se * _slope(f, samples))[kept])
+
+
+def group_seed(seed: int, *keys: object) -> int:
+    """A resampling seed of one group's own (a breakdown's group: ``keys`` name it), from the run's.
+
+    Groups resampled from one seed share their random numbers, so their bootstraps share
+    their Monte Carlo error, and a family of tests over them (breakdown_tests' max-T, which
+    reads the far tails of every group's draws at once) rejects more often than its level:
+    a fair coin's README run was flagged in 5.3% of 10,000 simulated runs, 4.9% with a seed
+    per group.
+    """
+    digest = hashlib.blake2b(repr((int(seed), *map(str, keys))).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _slope(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """|f'(x)| by a central difference: how a transform scales a ratio's standard error."""
+    h = 1e-6 * np.maximum(1.0, np.abs(x))
+    with np.errstate(invalid="ignore"):
+        return np.abs(f(x + h) - f(x - h)) / (2 * h)
 
 
 def resample_ratio(
-    num: np.ndarray, den: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> np.ndarray:
-    """Bootstrap samples of sum(num)/sum(den) over items (NaN where a resample has no weight)."""
+    num: np.ndarray, den: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    with_se: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Bootstrap samples of sum(num)/sum(den) over items (NaN where a resample has no weight).
+
+    With ``with_se``, also each resample's own linearized standard error,
+    sqrt(sum w_i (num_i - r den_i)^2) / sum w_i den_i (w_i: the item's count in it),
+    from the same resamples: the random numbers, and so the samples, are the same.
+    """
     n = num.size
     if n == 0:  # nothing answered (every request failed): no resample has weight
-        return np.full(n_resamples, np.nan)
+        empty = np.full(n_resamples, np.nan)
+        return (empty, empty.copy()) if with_se else empty
     values, counts = np.unique(num + 1j * den, return_counts=True)
     rng = np.random.default_rng(seed)
     pvals = counts / n
     out = np.empty(n_resamples)
+    out_se = np.empty(n_resamples) if with_se else None
+    # The squares and cross products for each resample's spread (only where asked).
+    moments = np.stack([values.real**2, values.real * values.imag, values.imag**2], axis=1) if with_se else None
     block = max(1, _MAX_BLOCK // max(1, values.size))
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
         weights = rng.multinomial(n, pvals, size=size).astype(np.float64)
+        wden = weights @ values.imag
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + size] = (weights @ values.real) / (weights @ values.imag)
-    return out
+            r = (weights @ values.real) / wden
+            out[start : start + size] = r
+            if out_se is not None:
+                sq = weights @ moments
+                spread = sq[:, 0] - 2 * r * sq[:, 1] + r**2 * sq[:, 2]
+                out_se[start : start + size] = np.sqrt(np.maximum(spread, 0.0)) / wden
+    return (out, out_se) if out_se is not None else out
 
 
 def percentile_interval(point: float, samples: np.ndarray, n: int, confidence: float = CONFIDENCE) -> Estimate:
@@ -378,6 +429,24 @@ def studentized(point: float, draws: np.ndarray, null: float) -> tuple[float, np
         return (0.0 if point == null else math.inf), np.zeros(draws.size)
     # A draw with no finite value (a ratio over nothing) stays NaN: maxt_stepdown reads it as 0.
     return abs(point - null) / se, np.where(finite, np.abs(np.where(finite, draws, point) - point) / se, np.nan)
+
+
+def bootstrap_t(point: float, se: float, draws: np.ndarray, draws_se: np.ndarray, null: float) -> tuple[float, np.ndarray]:
+    """(|point - null| / se, |draws - point| / draws_se): a test's statistic and its null draws,
+    each draw studentized by its own standard error (the bootstrap-t; Hall 1992).
+
+    Where the standard error moves with the estimate (a share's spread p(1 - p) shrinks as
+    the share leaves 1/2), |estimate| / se has heavier tails than Student's t, and
+    :func:`studentized`'s draws, all divided by one se, do not show it; a draw divided by
+    its own se does. A draw with no spread of its own scores 0 at the estimate and
+    infinity away from it; a draw that is not finite stays NaN (read as 0).
+    """
+    draws, draws_se = np.asarray(draws, dtype=np.float64), np.asarray(draws_se, dtype=np.float64)
+    finite = np.isfinite(draws) & np.isfinite(draws_se)
+    dev = np.abs(np.where(finite, draws, point) - point)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(draws_se > 0, dev / np.where(draws_se > 0, draws_se, 1.0), np.where(dev > 0, np.inf, 0.0))
+    return abs(point - null) / se, np.where(finite, t, np.nan)
 
 
 def student_z(t: float, n: int | None) -> float:

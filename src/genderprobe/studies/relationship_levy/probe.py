@@ -37,6 +37,7 @@ from genderprobe.analysis.stats import (
     cluster_bootstrap_ratio,
     crossed_cluster_ratio,
     folded_interval,
+    group_seed,
     resample_ratio,
 )
 from genderprobe.contract import (
@@ -616,8 +617,9 @@ class RelationshipLevy(Probe):
             rows = {}
             for g, gname in enumerate(names):
                 sel = group == g
-                if sel.any():
-                    rows[gname] = bootstrap_ratio(share[sel], **boot, transform=lambda p: 2 * p - 1)
+                if sel.any():  # each group its own resamples (see group_seed)
+                    rows[gname] = bootstrap_ratio(share[sel], n_resamples=boot["n_resamples"],
+                                                  seed=group_seed(boot["seed"], dim, gname), transform=lambda p: 2 * p - 1)
             out[dim] = rows
         return out
 
