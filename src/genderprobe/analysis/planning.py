@@ -243,10 +243,11 @@ def _until_decided(planner: Planner, size: int, detect: float, settings: Setting
     """The expected saving of --until-decided bias on the plan's calibration model, with the planned size
     as its budget and with four times it (the sequence, valid at every round, is wider than one interval
     at a fixed size, so it needs a larger budget to settle as often)."""
-    from genderprobe.analysis.sequential import SUPPORTED, expected_saving
+    from genderprobe.analysis.sequential import expected_saving
 
     strength = planner.strength(detect)
-    if planner.probe not in SUPPORTED or strength is None:
+    # expected_saving simulates relationship-levy's design (genmo's, simulate_genmo, is not planned yet).
+    if planner.probe != "relationship-levy" or strength is None:
         return None
     largest = planner.sizes()[-1]
     return [expected_saving(strength, min(budget, largest), runs=min(settings.simulations, 1000),

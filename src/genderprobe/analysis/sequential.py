@@ -1,4 +1,4 @@
-"""Runs that stop when the answer is clear: ``--until-decided QUESTION`` (relationship-levy).
+"""Runs that stop when the answer is clear: ``--until-decided QUESTION`` (relationship-levy, genmo).
 
 A run asks its items in rounds and, after each, reads an anytime-valid
 confidence sequence for the headline: a sequence of intervals that hold the
@@ -25,6 +25,18 @@ that stopped early loses nothing: a later, larger run asks only for the rest.
 The run's results are those of the items asked, with the printed intervals
 (valid at that size only if it had been fixed in advance); the sequence is in
 ``until_decided``.
+
+GenMO (``genmo``, no ``mark``: its fbr_minus_half has no GenderBench ranges)
+reads each mismatched pair's female_favoured (0 or 1; pairs with no mismatch,
+or unread, count for nothing), mapped to fbr_minus_half = mean - 0.5, in the
+order the seeded permutation drew the pairs. Its pairs are exchangeable (drawn
+in random order, no cycle), so the bet may change at every pair (block 1).
+Rounds are 100 pairs, then about a quarter more, up to sample_k (at most all
+907 or 908). Pairs are drawn without replacement from that finite set; the
+with-replacement sequence is kept: without replacement the mean is only more
+concentrated (Hoeffding 1963, at a fixed size), and benchmarks/sequential.py
+measures it at every pair at once: the truth is left out less often than with
+replacement (0.2-0.4% of runs against 0.8-1.0%).
 """
 
 from __future__ import annotations
@@ -39,7 +51,6 @@ import numpy as np
 from genderprobe.errors import UserError
 
 QUESTIONS = ("bias", "mark", "equivalence")
-SUPPORTED = ("relationship-levy",)
 ALPHA = 0.05
 CYCLE = 109  # RelationshipLevy's scenarios: item j takes scenario j mod 109
 # Rounds: the first two cycles, then about a quarter more items each round (whole cycles).
@@ -93,12 +104,13 @@ def confidence_sequence(values: np.ndarray, block: int = CYCLE, alpha: float = A
     return (low[0], high[0]) if np.ndim(values) == 1 else (low, high)
 
 
-def verdict(low: float, high: float, question: str, margin: float | None) -> str | None:
-    """What an interval of diff_success_rate settles, or None while it settles nothing."""
+def verdict(low: float, high: float, question: str, margin: float | None,
+            metric: str = "diff_success_rate") -> str | None:
+    """What an interval of the headline ``metric`` settles, or None while it settles nothing."""
     inside = margin is not None and -margin < low and high < margin
     if question == "bias":
         if low > 0 or high < 0:
-            return f"biased: diff_success_rate {'above' if low > 0 else 'below'} 0"
+            return f"biased: {metric} {'above' if low > 0 else 'below'} 0"
         return f"within +-{margin:g}" if inside else None
     if question == "equivalence":
         if inside:
@@ -111,38 +123,133 @@ def verdict(low: float, high: float, question: str, margin: float | None) -> str
 
 
 def stopping_items(low: np.ndarray, high: np.ndarray, question: str, margin: float | None,
-                   checks: list[int]) -> list[tuple[int, str | None]]:
+                   checks: list[int], design: Design | None = None) -> list[tuple[int, str | None]]:
     """(items asked, verdict) of each simulated run (rows of a sequence): the first check that settles."""
+    design = design or DESIGNS["relationship-levy"]
     out = []
     for lo, hi in zip(np.atleast_2d(low), np.atleast_2d(high)):
         for k in checks:
-            found = verdict(2 * lo[k - 1] - 1, 2 * hi[k - 1] - 1, question, margin)
+            found = verdict(design.headline(lo[k - 1]), design.headline(hi[k - 1]), question, margin, design.name)
             if found is not None or k == checks[-1]:
                 out.append((k, found))
                 break
     return out
 
 
-def rounds(budget: int) -> list[int]:
-    """The items asked by the end of each round: whole cycles, about a quarter more each time, then the budget."""
-    out, k = [], min(budget, FIRST_ROUND)
+def rounds(budget: int, first: int = FIRST_ROUND, step: int = CYCLE) -> list[int]:
+    """The items asked by the end of each round: ``first``, then about a quarter more each time in whole
+    steps (relationship-levy: cycles of 109 scenarios), then the budget."""
+    out, k = [], min(budget, first)
     while k < budget:
         out.append(k)
-        k = min(budget, max(k + CYCLE, int(math.ceil(k * GROWTH / CYCLE)) * CYCLE))
+        k = min(budget, max(k + step, int(math.ceil(k * GROWTH / step)) * step))
     return [*out, budget]
+
+
+# -- the probes it runs on ---------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Design:
+    """What --until-decided needs of one probe: its headline, how a run's items become values in
+    [0, 1] in the order asked, and how it grows."""
+
+    name: str  # the headline metric the sequence is for
+    headline: Callable[[float], float]  # the sequence's mean -> the headline
+    questions: tuple[str, ...]
+    block: int  # items that share one bet
+    first: int  # items of the first round
+    step: int  # rounds grow in whole steps
+    unit: str
+    budget: Callable[[Any], int]  # the probe instance -> its largest sample (sample_k)
+    per_item: Callable[[Any], int]  # the probe instance -> requests one item costs
+    values: Callable[[Any, Any, int, int], np.ndarray]  # (probe, run output, items, seed) -> values
+    method: str
+    refuse: Callable[[dict[str, Any]], str | None] = lambda params: None  # parameters it cannot run with
+
+    def rounds(self, budget: int) -> list[int]:
+        return rounds(budget, self.first, self.step)
+
+
+def _levy_values(probe: Any, out: Any, k: int, seed: int) -> np.ndarray:
+    """Items 0..k-1's share of detected answers that chose the man, in the order asked (NaN: none), from
+    the probe's per-item scores of diff_success_rate (the study's ``paired`` module, via the registry)."""
+    found = _scores(out)["diff_success_rate"]
+    shares = np.full(k, np.nan)
+    shares[found.items.astype(np.int64)] = found.num / found.den
+    return shares
+
+
+def _genmo_metric(probe: Any) -> str:
+    """The primary template's fbr_minus_half, as the probe names its headline (cot's is unprefixed)."""
+    return next(h.metric for h in probe.headlines() if h.metric.endswith("fbr_minus_half"))
+
+
+def _genmo_values(probe: Any, out: Any, k: int, seed: int) -> np.ndarray:
+    """Each of the k pairs' female_favoured (1: the woman's story got the kinder stance) where its two
+    stances differ, NaN where they do not or were not read, placed at the pair's rank in the seeded
+    permutation. The run lists pairs in dataset order, but round after round it adds the next pairs of
+    that permutation: read in dataset order, a round's new pairs would fall among the old and the values
+    already seen would change place, so the bets would not be fixed before the values they weigh."""
+    found = _scores(out)[_genmo_metric(probe)]
+    rank = {p.index: r for r, p in enumerate(probe.drawn_pairs(seed))}
+    at = np.array([rank[i] for i in found.items.astype(np.int64).tolist()], dtype=np.int64)
+    if at.size and at.max() >= k:  # the run asked pairs beyond the permutation's first k
+        raise RuntimeError("genmo's pairs are not the first sample_k of its permutation")
+    values = np.full(k, np.nan)
+    mismatched = found.den > 0
+    values[at[mismatched]] = found.num[mismatched]
+    return values
+
+
+def _genmo_refuse(params: dict[str, Any]) -> str | None:
+    extra = [flag for flag, key in (("--ablation", "ablation"), ("--temperatures", "temperatures"),
+                                    ("--null-baseline", "null_baseline")) if params.get(key)]
+    if not extra:
+        return None
+    return (f"--until-decided on genmo reads the main run's stances alone; drop {' and '.join(extra)} "
+            "(and ask it at the size the run settles on).")
+
+
+DESIGNS = {
+    "relationship-levy": Design(
+        name="diff_success_rate", headline=lambda m: 2 * m - 1, questions=QUESTIONS, block=CYCLE,
+        first=FIRST_ROUND, step=CYCLE, unit="items", budget=lambda probe: probe.parameters()["sample_k"],
+        per_item=lambda probe: 2 * probe.parameters().get("num_repetitions", 1), values=_levy_values,
+        method=METHOD),
+    "genmo": Design(
+        name="fbr_minus_half", headline=lambda m: m - 0.5, questions=("bias", "equivalence"), block=1,
+        first=100, step=1, unit="pairs",
+        budget=lambda probe: probe.params.sample_k or len(probe.all_pairs),
+        # Both stories of a pair under each template of the main run.
+        per_item=lambda probe: 2 * len(probe.main_templates()), values=_genmo_values,
+        method=("predictable plug-in empirical-Bernstein confidence sequence (Waudby-Smith & Ramdas 2024) for "
+                "FBR, the mean of the mismatched pairs' female_favoured in the order drawn, time-uniform at 95%, "
+                "the bet set anew at each pair"),
+        refuse=_genmo_refuse),
+}
+SUPPORTED = tuple(DESIGNS)
 
 
 # -- the run -----------------------------------------------------------------------------------
 
 
-def check(probe_name: str, question: str | None, margin: float | None, use_cache: bool) -> None:
+def check(probe_name: str, question: str | None, margin: float | None, use_cache: bool,
+          params: dict[str, Any] | None = None) -> None:
     if question is None:
         return
     if question not in QUESTIONS:
         raise UserError(f"--until-decided takes {', '.join(QUESTIONS)}; got {question!r}.")
     if probe_name not in SUPPORTED:
-        raise UserError(f"--until-decided works on {', '.join(SUPPORTED)}, whose headline is a mean over items; "
-                        f"{probe_name} runs its whole sample.")
+        raise UserError(f"--until-decided works on {' and '.join(SUPPORTED)}, whose headlines are a mean over "
+                        f"items; {probe_name} runs its whole sample.")
+    design = DESIGNS[probe_name]
+    if question not in design.questions:
+        raise UserError(f"--until-decided {question} reads GenderBench's mark ranges, which {probe_name}'s "
+                        f"{design.name} has none of; ask {' or '.join(design.questions)}.")
+    refused = design.refuse(params or {})
+    if refused:
+        raise UserError(refused)
     if question == "equivalence" and margin is None:
         raise UserError("--until-decided equivalence needs --equivalence-margin D.")
     if not use_cache:
@@ -153,44 +260,39 @@ def run_until_decided(probe: Any, config: Any, execute: Callable[[Any, Any], Any
     """Ask in rounds until the question is settled or the budget (the probe's sample_k) is spent; the
     last round's results, with the ``until_decided`` entry."""
     question, margin = config.until_decided, config.equivalence_margin
+    design = DESIGNS[probe.name]
     params = probe.parameters()
-    budget = params["sample_k"]
+    budget = design.budget(probe)
     quiet = dataclasses.replace(config, until_decided=None, out_dir=None, keep_records=True,
                                 equivalence_margin=None, records_parquet=False)
     steps: list[dict[str, Any]] = []
     found = None
-    for k in rounds(budget):
-        out = execute(type(probe)(**{**params, "sample_k": k}), quiet)
-        shares = _item_shares(out, k)
-        low, high = confidence_sequence(shares)
-        lo, hi = 2 * float(low[-1]) - 1, 2 * float(high[-1]) - 1
-        found = verdict(lo, hi, question, margin)
+    for k in design.rounds(budget):
+        sized = type(probe)(**{**params, "sample_k": k})
+        out = execute(sized, quiet)
+        low, high = confidence_sequence(design.values(sized, out, k, config.seed), block=design.block)
+        lo, hi = design.headline(float(low[-1])), design.headline(float(high[-1]))
+        found = verdict(lo, hi, question, margin, design.name)
         steps.append({"items": k, "low": lo, "high": hi, "verdict": found})
         if found is not None:
             break
     final = execute(type(probe)(**{**params, "sample_k": steps[-1]["items"]}),
                     dataclasses.replace(config, until_decided=None))
-    per_item = 2 * params.get("num_repetitions", 1)
     final.document["until_decided"] = {
         "question": question, "margin": margin, "decided": found is not None,
         "verdict": found or "not settled within the budget", "items": steps[-1]["items"], "budget": budget,
-        "requests_saved": per_item * (budget - steps[-1]["items"]),
+        "requests_saved": design.per_item(probe) * (budget - steps[-1]["items"]),
         "confidence_sequence": [steps[-1]["low"], steps[-1]["high"]], "rounds": steps, "alpha": ALPHA,
-        "method": METHOD,
+        "method": design.method, "metric": design.name, "unit": design.unit,
     }
     return final
 
 
-def _item_shares(out: Any, k: int) -> np.ndarray:
-    """Items 0..k-1's share of detected answers that chose the man, in the order asked (NaN: none), from
-    the probe's per-item scores of diff_success_rate (the study's ``paired`` module, via the registry)."""
+def _scores(out: Any) -> dict[str, Any]:
+    """The run's per-item scores of its headlines (the study's ``paired`` module, via the registry)."""
     from genderprobe.registry import item_score_functions
 
-    scores = item_score_functions()[out.document["probe"]](out.records, out.document["parameters"]["probe"])
-    found = scores["diff_success_rate"]
-    shares = np.full(k, np.nan)
-    shares[found.items.astype(np.int64)] = found.num / found.den
-    return shares
+    return item_score_functions()[out.document["probe"]](out.records, out.document["parameters"]["probe"])
 
 
 def line(entry: dict[str, Any] | None) -> str | None:
@@ -198,10 +300,12 @@ def line(entry: dict[str, Any] | None) -> str | None:
     if not entry:
         return None
     lo, hi = entry["confidence_sequence"]
+    # Results from before genmo's support name neither: they are relationship-levy's.
+    metric, unit = entry.get("metric", "diff_success_rate"), entry.get("unit", "items")
     head = (f"Until decided ({entry['question']}): {entry['verdict']} after {entry['items']:,} of "
-            f"{entry['budget']:,} items")
+            f"{entry['budget']:,} {unit}")
     saved = f", {entry['requests_saved']:,} requests saved" if entry["requests_saved"] else ""
-    return f"{head}{saved}; 95% confidence sequence of diff_success_rate [{lo:.3f}, {hi:.3f}] (valid whenever the run stops)."
+    return f"{head}{saved}; 95% confidence sequence of {metric} [{lo:.3f}, {hi:.3f}] (valid whenever the run stops)."
 
 
 # -- planning and simulation -------------------------------------------------------------------
@@ -228,6 +332,46 @@ def expected_saving(p_man: float, budget: int, question: str = "bias", margin: f
     """What --until-decided would spend on reference:biased?p=P with this budget: the share of runs
     decided, the mean items asked and the share of requests saved."""
     found = simulate(p_man, budget, question, margin, runs=runs, repetitions=repetitions, seed=seed)
+    return _saving(found, question, budget, runs)
+
+
+def _saving(found: list[tuple[int, str | None]], question: str, budget: int, runs: int) -> dict[str, Any]:
     items = np.array([k for k, _ in found])
     return {"question": question, "budget": budget, "decided": float(np.mean([v is not None for _, v in found])),
             "mean_items": float(items.mean()), "saved": float(1 - items.mean() / budget), "runs": runs}
+
+
+def genmo_population(fbr: float, mismatch_rate: float, pairs: int = 907) -> np.ndarray:
+    """A finite population of ``pairs`` pairs as GenMO's values (1: the woman favoured, 0: the man, NaN: no
+    mismatch): mismatches the multiple of 20 nearest ``mismatch_rate`` x pairs, so that an FBR in steps of
+    0.05 is exact (a row at the margin is exactly at it), and round(fbr x mismatches) of them the woman's."""
+    mismatches = min(pairs, 20 * round(mismatch_rate * pairs / 20))
+    female = round(fbr * mismatches)
+    return np.concatenate([np.ones(female), np.zeros(mismatches - female), np.full(pairs - mismatches, np.nan)])
+
+
+def simulate_genmo(fbr: float, mismatch_rate: float, budget: int, question: str = "bias",
+                   margin: float | None = None, *, pairs: int = 907, runs: int = 1000, seed: int = 0,
+                   population: np.ndarray | None = None) -> list[tuple[int, str | None]]:
+    """(pairs asked, verdict) of simulated --until-decided runs of genmo: the pairs of one fixed finite
+    population (:func:`genmo_population`, or ``population``'s values; its FBR the truth, as a model's at
+    temperature 0) asked in a fresh random order each run, without replacement, rounds as a run takes them."""
+    design = DESIGNS["genmo"]
+    rng = np.random.default_rng(seed)
+    if population is None:
+        population = genmo_population(fbr, mismatch_rate, pairs)
+    checks = design.rounds(budget)
+    out: list[tuple[int, str | None]] = []
+    for start in range(0, runs, 200):  # 200 runs at a time bound the memory
+        size = min(200, runs - start)
+        values = rng.permuted(np.tile(population, (size, 1)), axis=1)[:, :budget]
+        out += stopping_items(*confidence_sequence(values, block=design.block), question, margin, checks, design)
+    return out
+
+
+def expected_saving_genmo(fbr: float, mismatch_rate: float, budget: int, question: str = "bias",
+                          margin: float | None = None, *, runs: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """:func:`expected_saving` for genmo: a model whose pairs mismatch at ``mismatch_rate`` and whose
+    mismatches favour the woman at ``fbr``."""
+    return _saving(simulate_genmo(fbr, mismatch_rate, budget, question, margin, runs=runs, seed=seed),
+                   question, budget, runs)

@@ -174,9 +174,9 @@ _COMMON = [
                  help="Count the requests, those already stored and the estimated tokens and cost; send nothing."),
     click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."),
     click.option("--until-decided", type=click.Choice(["bias", "mark", "equivalence"]), default=None,
-                 help="relationship-levy: ask in rounds and stop as soon as an anytime-valid confidence sequence "
-                      "settles the question (a bias and its side, a mark, or equivalence within "
-                      "--equivalence-margin), or --sample-k items are spent."),
+                 help="relationship-levy, genmo: ask in rounds and stop as soon as an anytime-valid confidence "
+                      "sequence settles the question (a bias and its side, a mark (relationship-levy only), or "
+                      "equivalence within --equivalence-margin), or --sample-k items are spent."),
     click.option("--equivalence-margin", type=float, default=None, metavar="D",
                  help="Also test whether each headline's bias is within +-D (two one-sided tests), so a small "
                       "bias is shown, not just not ruled out."),

@@ -29,7 +29,8 @@ def check_options(probe: Any, config: Any) -> None:
     count_in_range(config.n_resamples, 1, None, "The number of bootstrap resamples (--resamples)")
     check_margin(config.equivalence_margin)
     if config.until_decided is not None:
-        check_question(probe.name, config.until_decided, config.equivalence_margin, config.use_cache)
+        check_question(probe.name, config.until_decided, config.equivalence_margin, config.use_cache,
+                       probe.parameters())
     elif config.records_parquet:
         if config.out_dir is None or not config.keep_records:
             raise UserError("Parquet records (--parquet) need --out and records (drop --no-records).")

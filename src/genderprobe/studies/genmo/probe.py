@@ -218,12 +218,19 @@ class Genmo(Probe):
     # -- items ----------------------------------------------------------------
 
     def selected_pairs(self, seed: int) -> tuple[StoryPair, ...]:
-        """The run's pairs in dataset order: all, or a seeded subset of sample_k."""
+        """The run's pairs in dataset order: all, or a seeded subset of sample_k (the first sample_k of
+        :meth:`drawn_pairs`, so a larger sample extends a smaller one)."""
         k, n = self.params.sample_k, len(self.all_pairs)
         if k is None or k == n:
             return self.all_pairs
         chosen = np.sort(permute(np.arange(k), n, seed, stream=0))
         return tuple(self.all_pairs[i] for i in chosen.tolist())
+
+    def drawn_pairs(self, seed: int) -> tuple[StoryPair, ...]:
+        """Every pair in the order the seeded permutation draws them: a sample of k is the first k
+        (--until-decided reads its pairs in this order, a round's new pairs after the old)."""
+        n = len(self.all_pairs)
+        return tuple(self.all_pairs[i] for i in permute(np.arange(n), n, seed, stream=0).tolist())
 
     def headlines(self) -> list[Headline]:
         """CoT's metrics for cot and both (the paper's main template), non-CoT's for noncot."""
