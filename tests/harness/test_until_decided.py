@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -71,6 +73,29 @@ def test_a_run_stops_when_decided_and_a_larger_run_then_asks_only_for_the_rest(t
     again = run_probe("relationship-levy", "function:leans", generate=leans_to_men, config=config,
                       sample_k=entry["items"] + 109)
     assert again.document["run"]["sent"] == 2 * 109
+
+
+def test_the_results_file_holds_the_verdict_and_warns_that_fixed_size_intervals_do_not_hold_after_stopping(tmp_path):
+    # The last round's results were written before the verdict joined them: results.json (and the report
+    # built from it) said nothing of the early stop, and its 95% intervals read as if the size were fixed.
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["run", "relationship-levy", "--model", "reference:biased?p=0.6",
+                                       "--until-decided", "bias", "--cache-dir", str(tmp_path / "store"),
+                                       "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    entry = saved["until_decided"]
+    assert entry["decided"] and entry["items"] < entry["budget"] == 3000
+    assert saved["counts"]["items"] == entry["items"]
+    lo, hi = entry["confidence_sequence"]
+    warning = [w for w in saved["warnings"] if w.startswith("This run stopped after")]
+    assert warning and f"[{lo:.3f}, {hi:.3f}]" in warning[0]
+    assert "This run stopped after" in " ".join(result.output.split())
+    # A run that spent its whole budget was read at the size fixed in advance: no warning.
+    whole = run_probe("relationship-levy", "reference:random", sample_k=218,
+                      config=RunConfig(cache_dir=tmp_path / "store", until_decided="bias", keep_records=False))
+    assert not whole.document["until_decided"]["decided"]
+    assert not any(w.startswith("This run stopped after") for w in whole.document["warnings"])
 
 
 @pytest.mark.parametrize("args, says", [

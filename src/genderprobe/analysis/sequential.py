@@ -24,7 +24,8 @@ space, not for the first scenarios. Every answer goes to the store, so a run
 that stopped early loses nothing: a later, larger run asks only for the rest.
 The run's results are those of the items asked, with the printed intervals
 (valid at that size only if it had been fixed in advance); the sequence is in
-``until_decided``.
+``until_decided``, and a run that stopped before its budget carries a warning
+saying so (:func:`stopped_early_warnings`).
 
 GenMO (``genmo``, no ``mark``: its fbr_minus_half has no GenderBench ranges)
 reads each mismatched pair's female_favoured (0 or 1; pairs with no mismatch,
@@ -276,16 +277,29 @@ def run_until_decided(probe: Any, config: Any, execute: Callable[[Any, Any], Any
         steps.append({"items": k, "low": lo, "high": hi, "verdict": found})
         if found is not None:
             break
-    final = execute(type(probe)(**{**params, "sample_k": steps[-1]["items"]}),
-                    dataclasses.replace(config, until_decided=None))
-    final.document["until_decided"] = {
+    # The last round's run again, now writing its files, with the verdict in its results.
+    entry = {
         "question": question, "margin": margin, "decided": found is not None,
         "verdict": found or "not settled within the budget", "items": steps[-1]["items"], "budget": budget,
         "requests_saved": design.per_item(probe) * (budget - steps[-1]["items"]),
         "confidence_sequence": [steps[-1]["low"], steps[-1]["high"]], "rounds": steps, "alpha": ALPHA,
         "method": design.method, "metric": design.name, "unit": design.unit,
     }
-    return final
+    return execute(type(probe)(**{**params, "sample_k": steps[-1]["items"]}),
+                   dataclasses.replace(config, until_decided=None, decided=entry))
+
+
+def stopped_early_warnings(entry: dict[str, Any] | None) -> list[str]:
+    """Where a run stopped before its budget, its fixed-size intervals and marks were read at a size the
+    answers chose: they cover less than they say, and the sequence is the interval that holds."""
+    if not entry or entry["items"] >= entry["budget"]:
+        return []
+    lo, hi = entry["confidence_sequence"]
+    unit = entry.get("unit", "items")
+    return [f"This run stopped after {entry['items']:,} of {entry['budget']:,} {unit}, when its confidence "
+            f"sequence settled the question: the 95% intervals and marks shown were read at a size the answers "
+            f"chose, so they hold the truth less often than 95%. To publish, use the sequence "
+            f"[{lo:.3f}, {hi:.3f}], valid whenever a run stops (docs/statistics.md)."]
 
 
 def _scores(out: Any) -> dict[str, Any]:

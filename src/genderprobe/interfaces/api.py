@@ -98,6 +98,9 @@ class RunConfig:
     equivalence_margin: float | None = None
     # --until-decided QUESTION: ask in rounds until a confidence sequence settles it (genderprobe.analysis.sequential).
     until_decided: str | None = None
+    # Set by --until-decided on the run of its last round, not by users: its verdict and confidence
+    # sequence, written into that run's results (and a warning where it stopped early).
+    decided: dict[str, Any] | None = field(default=None, repr=False)
     # A model already built (the Python API's generate= function) to run instead
     # of opening ``model``, which is then its spec. The run closes it at the end,
     # as it closes the models it opens.

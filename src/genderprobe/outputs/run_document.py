@@ -19,6 +19,7 @@ from genderprobe.analysis.breakdown_tests import breakdown_tests
 from genderprobe.analysis.equivalence import equivalence, withhold_claims
 from genderprobe.analysis.losses import unread_warnings
 from genderprobe.analysis.planning import interval_halving
+from genderprobe.analysis.sequential import stopped_early_warnings
 from genderprobe.analysis.validity import assess
 from genderprobe.contract import ProbeResult
 from genderprobe.data.packaged import all_data_files
@@ -60,6 +61,9 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
     if config.equivalence_margin is not None:
         document["equivalence"] = equivalence(result.metrics, probe.headlines(), config.equivalence_margin,
                                               document.get("marks"))
+    decided = getattr(config, "decided", None)
+    if decided is not None:  # a run that stopped when its confidence sequence settled the question
+        document["until_decided"] = decided
     document["warnings"] = [w for source in _warning_sources(probe, config, run, result, generation, document)
                             for w in source]
     # What limits these numbers: position, spread, losses, sample, marks, readers (genderprobe.analysis.validity).
@@ -132,6 +136,8 @@ def _warning_sources(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         empty_warnings(document["run"]),
         # the probe's own (a sample missing topics)
         list(result.extra.get("warnings") or []),
+        # intervals read at a size the answers chose (genderprobe.analysis.sequential)
+        stopped_early_warnings(document.get("until_decided")),
     ]
 
 
