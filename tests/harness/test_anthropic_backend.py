@@ -62,7 +62,9 @@ def test_faults_are_retried_and_overload_backs_off(tmp_path):
         answers = r(requests(120))
         r.close()
     assert all(a.ok for a in answers)
-    assert server.total_requests == 120 + r.stats.retries
+    # Every fault the server injected cost one retry, and the server saw no request the client did
+    # not send; an attempt a starved machine timed out before the server read it is never counted.
+    assert 120 + sum(server.faults.injected.values()) <= server.total_requests <= 120 + r.stats.retries
     assert r.stats.throttled > 0 and r.limit.lowest < 8
 
 

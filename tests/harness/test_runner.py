@@ -62,8 +62,11 @@ def test_fault_mix_answers_every_prompt_once_and_never_asks_twice(tmp_path):
             assert all(r.ok for r in first)
             assert runner.stats.errors == 0
             assert sum(server.faults.injected.values()) > 30  # the mix really happened
-            # Bounded retries: every request the server saw beyond one per prompt was a retry.
-            assert server.total_requests == 300 + runner.stats.retries
+            # Bounded retries: every request the server saw beyond one per prompt was a retry, and
+            # every injected fault cost one. (An attempt a starved machine timed out before the
+            # server read its body is a retry the server never counted, so no equality here.)
+            injected = sum(server.faults.injected.values())
+            assert 300 + injected <= server.total_requests <= 300 + runner.stats.retries
             assert max(server.requests.values()) <= 1 + runner.max_retries
             assert len(server.requests) == 300
             assert stored_keys(tmp_path / "s.sqlite3") == 300
