@@ -229,4 +229,15 @@ def test_relationship_levy_plans_say_what_until_decided_would_save():
     # The sequence holds at every round, so it is wider than the plan's one interval: with 4x the budget
     # it settles nearly always, and stops well before spending it.
     assert at_four["decided"] > at_plan["decided"] and at_four["decided"] > 0.8 and at_four["saved"] > 0.3
-    assert plan("genmo", 0.2, **FAST).until_decided is None
+
+
+def test_genmo_plans_say_what_until_decided_would_save_on_its_pairs():
+    p = plan("genmo", 0.2, **FAST)
+    at_plan, at_four = p.until_decided
+    assert (at_plan["budget"], at_four["budget"]) == (p.size, 4 * p.size)
+    assert at_four["decided"] > 0.9 and at_four["saved"] > 0.3 and at_four["mean_items"] < 4 * p.size
+    # The budget stops at the pairs there are; a plan needing most of them has one budget left.
+    big = plan("genmo", 0.06, **FAST)
+    assert [u["budget"] for u in big.until_decided] == list(dict.fromkeys((big.size, min(4 * big.size, 907))))
+    # DeMET's design has no sequence: its plan says nothing of stopping early.
+    assert plan("demet", 0.3, **FAST).until_decided is None

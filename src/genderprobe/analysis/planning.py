@@ -113,8 +113,9 @@ class Planner(ABC):
     def power(self, size: int, detect: float, settings: Settings) -> float:
         """Share of simulated runs of this size that detect a bias of ``detect``."""
 
-    def strength(self, detect: float) -> float | None:
-        """The calibration model's P for a bias of ``detect``, where --until-decided can run it."""
+    def until_decided_saving(self, budget: int, detect: float, settings: Settings) -> dict[str, Any] | None:
+        """What --until-decided bias would spend, with this budget, on the calibration model of a bias of
+        ``detect`` (:func:`genderprobe.analysis.sequential.expected_saving`), where the probe can stop early."""
         return None
 
     @abstractmethod
@@ -243,16 +244,10 @@ def _until_decided(planner: Planner, size: int, detect: float, settings: Setting
     """The expected saving of --until-decided bias on the plan's calibration model, with the planned size
     as its budget and with four times it (the sequence, valid at every round, is wider than one interval
     at a fixed size, so it needs a larger budget to settle as often)."""
-    from genderprobe.analysis.sequential import expected_saving
-
-    strength = planner.strength(detect)
-    # expected_saving simulates relationship-levy's design (genmo's, simulate_genmo, is not planned yet).
-    if planner.probe != "relationship-levy" or strength is None:
-        return None
     largest = planner.sizes()[-1]
-    return [expected_saving(strength, min(budget, largest), runs=min(settings.simulations, 1000),
-                            repetitions=planner.assumptions.repetitions, seed=settings.seed)
-            for budget in dict.fromkeys((size, 4 * size))]
+    found = [planner.until_decided_saving(min(budget, largest), detect, settings)
+             for budget in dict.fromkeys((size, min(4 * size, largest)))]
+    return None if None in found else found
 
 
 def get_planner(probe: str, assumptions: Assumptions = Assumptions()) -> Planner:

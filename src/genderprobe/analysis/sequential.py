@@ -384,8 +384,9 @@ def simulate_genmo(fbr: float, mismatch_rate: float, budget: int, question: str 
 
 
 def expected_saving_genmo(fbr: float, mismatch_rate: float, budget: int, question: str = "bias",
-                          margin: float | None = None, *, runs: int = 1000, seed: int = 0) -> dict[str, Any]:
+                          margin: float | None = None, *, pairs: int = 907, runs: int = 1000,
+                          seed: int = 0) -> dict[str, Any]:
     """:func:`expected_saving` for genmo: a model whose pairs mismatch at ``mismatch_rate`` and whose
     mismatches favour the woman at ``fbr``."""
-    return _saving(simulate_genmo(fbr, mismatch_rate, budget, question, margin, runs=runs, seed=seed),
+    return _saving(simulate_genmo(fbr, mismatch_rate, budget, question, margin, pairs=pairs, runs=runs, seed=seed),
                    question, budget, runs)

@@ -79,6 +79,14 @@ class GenmoPlanner(Planner):
         mismatches = ((z(1 - settings.alpha / 2) + z(settings.power)) / detect) ** 2 * (0.25 - detect**2)
         return math.ceil(mismatches / self._rate(detect))
 
+    def until_decided_saving(self, budget: int, detect: float, settings: Settings) -> dict[str, Any]:
+        """Simulated on a population of the run's pairs whose FBR and mismatch rate are the plan's (a model
+        at temperature 0), asked in a fresh order each run as --until-decided asks them."""
+        from genderprobe.analysis.sequential import expected_saving_genmo
+
+        return expected_saving_genmo(0.5 + detect, self._rate(detect), budget, pairs=self.pairs,
+                                     runs=min(settings.simulations, 1000), seed=settings.seed)
+
     def calibration_model(self, size: int, detect: float) -> str:
         return f"reference:biased?p={self._p(detect):g}"
 

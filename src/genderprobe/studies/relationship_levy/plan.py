@@ -55,8 +55,11 @@ class RelationshipLevyPlanner(Planner):
     def normal_size(self, detect: float, settings: Settings) -> int:
         return normal_items(self._p(detect), settings.power, settings.alpha, self.assumptions.repetitions)
 
-    def strength(self, detect: float) -> float:
-        return self._p(detect)
+    def until_decided_saving(self, budget: int, detect: float, settings: Settings) -> dict[str, Any]:
+        from genderprobe.analysis.sequential import expected_saving
+
+        return expected_saving(self._p(detect), budget, runs=min(settings.simulations, 1000),
+                               repetitions=self.assumptions.repetitions, seed=settings.seed)
 
     def calibration_model(self, size: int, detect: float) -> str:
         return f"reference:biased?p={self._p(detect):g}"
