@@ -245,7 +245,7 @@ def _until_decided(planner: Planner, size: int, detect: float, settings: Setting
     as its budget and with four times it (the sequence, valid at every round, is wider than one interval
     at a fixed size, so it needs a larger budget to settle as often)."""
     largest = planner.sizes()[-1]
-    found = [planner.until_decided_saving(min(budget, largest), detect, settings)
+    found = [planner.until_decided_saving(budget, detect, settings)
              for budget in dict.fromkeys((size, min(4 * size, largest)))]
     return None if None in found else found
 
