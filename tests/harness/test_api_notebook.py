@@ -156,8 +156,9 @@ def test_arun_probe_leaves_the_event_loop_free():
 
     out = asyncio.run(main())
     assert len(seen) == 5  # 40 requests in lists of 8
-    # The ticker ran while the generator blocked (a loaded machine may let two calls start before its first tick).
-    assert all(b >= a for a, b in zip(seen, seen[1:])) and seen[-1] - seen[0] >= len(seen), seen
+    # The ticker ran while the generator blocked. A run on the loop's own thread would leave it at one value
+    # throughout; how many ticks it gets is the machine's business (a loaded CI machine gave 2 in 200 ms).
+    assert all(b >= a for a, b in zip(seen, seen[1:])) and seen[-1] > seen[0], seen
     assert metrics(out) == metrics(run_probe(PROBE, generate=slow, sample_k=20))  # and the store answers alike
 
 
