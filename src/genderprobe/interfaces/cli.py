@@ -196,6 +196,9 @@ _COMMON = [
                  help="Also write records.parquet beside records.jsonl."),
     click.option("--fail-on-mark", default=None, metavar="MARK",
                  help="Exit with 3 after writing the results when any mark is worse than MARK (A-D): a CI gate."),
+    click.option("--details", is_flag=True,
+                 help="Print every metric, breakdown table and the paper's table, not only the verdict and a line "
+                      "for each."),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
     click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
 ]
@@ -307,7 +310,7 @@ def _comma_list(item: type) -> Any:
 
 def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
     from genderprobe.interfaces.api import execute
-    from genderprobe.outputs.terminal import Progress, output_console, print_results, print_validity
+    from genderprobe.outputs.terminal import Progress, print_results, print_summary
 
     probe = probe_cls(**probe_kwargs)
     config = _run_config(opts)
@@ -339,7 +342,7 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
 
         click.echo(json.dumps(to_jsonable(out.document), indent=2, ensure_ascii=False))
     elif not quiet:
-        print_results(out.document, validity_at_end=False)
+        (print_results if opts["details"] else print_summary)(out.document)
         if out.results_path:
             click.echo(f"Results: {out.results_path}")
         if out.records_path:
@@ -353,7 +356,6 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
-        print_validity(out.document, output_console())  # last: what limits these numbers
     elif opts["quiet"]:  # quiet drops the summary, never the warnings about what it measured
         for warning in out.document.get("warnings") or []:
             click.echo(f"Warning: {warning}", err=True)
@@ -381,10 +383,10 @@ def reading_guide(doc: dict[str, Any], results_path: Path | None) -> str:
     if doc.get("marks"):
         reading += " Marks run from A (healthy) to D (catastrophic), from where the 95% interval lies."
     if results_path is not None:
-        report = f"The HTML report: genderprobe report {results_path.parent}"
+        report = f"More: --details, the HTML report (genderprobe report {results_path.parent})"
     else:
-        report = "For the HTML report, run again with --out DIR, then: genderprobe report DIR"
-    return f"{reading}\n{report} (the paper's own tables: genderprobe paper {doc['probe']})."
+        report = "More: --details, or run again with --out DIR for the HTML report (genderprobe report DIR)"
+    return f"{reading}\n{report}, the paper's own tables (genderprobe paper {doc['probe']})."
 
 
 def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:

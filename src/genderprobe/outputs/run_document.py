@@ -20,6 +20,7 @@ from genderprobe.analysis.equivalence import equivalence, withhold_claims
 from genderprobe.analysis.losses import unread_warnings
 from genderprobe.analysis.planning import interval_halving
 from genderprobe.analysis.sequential import stopped_early_warnings
+from genderprobe.analysis import verdict
 from genderprobe.analysis.validity import assess
 from genderprobe.contract import ProbeResult
 from genderprobe.data.packaged import all_data_files
@@ -68,6 +69,8 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
                             for w in source]
     # What limits these numbers: position, spread, losses, sample, marks, readers (genderprobe.analysis.validity).
     document["validity"] = assess(document)
+    # What every surface shows of the marks and the validity, decided once (genderprobe.analysis.verdict).
+    document["verdict"] = verdict.assess(document)
     withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
                                                           if c["status"] == "fail"}))
     return document
