@@ -388,20 +388,6 @@ def print_metrics(doc: dict[str, Any], console: Console) -> None:
 _STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
 
 
-def print_validity(doc: dict[str, Any], console: Console) -> None:
-    """The validity verdict and every check that did not pass: the last thing a run prints."""
-    from genderprobe.analysis import validity
-
-    assessed = validity.of(doc)
-    verdict = assessed["verdict"]
-    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[verdict]
-    console.print(f"Validity: {verdict.upper()}, {validity.VERDICT_TEXT[verdict]}.", style=style,
-                  highlight=False, markup=False)
-    for check in validity.problems(doc):
-        console.print(f"  {_STATUS_SIGN[check['status']]} {check['guard']}: {check['message']}",
-                      style="red" if check["status"] == "fail" else "yellow", highlight=False, markup=False)
-
-
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
                    shown_whole: list[str]) -> tuple[set[tuple[int, int]], list[str]]:
     """(row, column) of the cells of a table that show a group differing from the neutral value after the
