@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from genderprobe.analysis.sequential import run_until_decided
-from genderprobe.contract import ListSink, ProbeResult
+from genderprobe.contract import ListSink, ProbeResult, limited
 from genderprobe.engine.dry_run import counted_document, dry_run_document
 from genderprobe.engine.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.engine.work_bounds import DEFAULT_MAX_REQUESTS, check_limit, check_work
@@ -96,6 +96,9 @@ class RunConfig:
     dry_run: bool = False
     # --equivalence-margin D: also show whether each headline's bias is within +-D (genderprobe.analysis.equivalence).
     equivalence_margin: float | None = None
+    # --limit N: a smoke run asking at most N of the probe's items (its size parameter capped;
+    # genderprobe.contract.limited), marked in its results as not comparable with a full run.
+    limit: int | None = None
     # --until-decided QUESTION: ask in rounds until a confidence sequence settles it (genderprobe.analysis.sequential).
     until_decided: str | None = None
     # Set by --until-decided on the run of its last round, not by users: its verdict and confidence
@@ -113,6 +116,9 @@ class RunConfig:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            raise UserError(f"limit must be a whole number of items, at least 1 (got {self.limit!r}).")
         given = {k: getattr(self, k) for k in CONNECTION_SHORTCUTS if getattr(self, k) is not None}
         default = ModelOptions()
         for key, value in given.items():
@@ -243,6 +249,7 @@ def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
 
 def execute(probe: Any, config: RunConfig) -> RunOutput:
     """Run ``probe`` as ``config`` says, in the stages of every run: check, open, run, document, write."""
+    probe = limited(probe, config.limit)
     check_options(probe, config)
     if config.until_decided is not None:
         return run_until_decided(probe, config, execute)

@@ -196,6 +196,9 @@ _COMMON = [
                  help="Also write records.parquet beside records.jsonl."),
     click.option("--fail-on-mark", default=None, metavar="MARK",
                  help="Exit with 3 after writing the results when any mark is worse than MARK (A-D): a CI gate."),
+    click.option("--limit", type=int, default=None, metavar="N",
+                 help="A smoke run: ask at most N of each probe's items (its sample_k or size parameter), "
+                      "marked in the results as not comparable with a full run."),
     click.option("--details", is_flag=True,
                  help="Print every metric, breakdown table and the paper's table, not only the verdict and a line "
                       "for each."),
@@ -446,6 +449,8 @@ def _run_config(opts: dict[str, Any]) -> Any:
         check_option(section, key, opts[key], flag)
     if opts["resamples"] < 1:
         raise UserError("--resamples must be at least 1.")
+    if opts["limit"] is not None and opts["limit"] < 1:
+        raise UserError("--limit must be at least 1 (the most items each probe asks in a smoke run).")
     model_options, judge_options = _connections(opts, fc)
     for key, flag in (("price_in", "--price-in"), ("price_out", "--price-out")):
         check_option("run", key, opts[key], flag)
@@ -473,6 +478,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         constrain_answers=opts["constrain_answers"],
         concurrency=merged(opts["concurrency"], fc, "run", "concurrency", 8),
         max_requests=merged(opts["max_requests"], fc, "run", "max_requests", DEFAULT_MAX_REQUESTS),
+        limit=opts["limit"],
         rpm=merged(opts["rpm"], fc, "run", "rpm"),
         tpm=merged(opts["tpm"], fc, "run", "tpm"),
         max_retries=merged(opts["max_retries"], fc, "run", "max_retries", 6),
