@@ -101,7 +101,7 @@ def test_a_suite_shows_each_runs_verdict(tmp_path):
     assert len(text) < LIMIT
     assert "2 runs: 2 done" in text and "Report: not written yet" in text
     assert "relationship-levy on reference:first-option: done, NOT MEANINGFUL (position)" in text
-    assert "A does not stand (invalid: position)" in text and "diff_abs_success_rate 1.000 [1.000, 1.000]  D\n" in text
+    assert "A does not stand (invalid: position)" in text and "    diff_abs_success_rate  1.000 [1.000, 1.000]  D\n" in text
     first, biased = page.split("<tr><td>relationship-levy</td>")[1:]
     assert first.count(STRUCK) == 2 and not plain_mark("A").search(first)
     assert plain_mark("D").search(biased) and "<s>" not in biased

@@ -72,8 +72,7 @@ def suite_text(suite: Any, most: int = 12) -> str:
         state, v = _run_state(suite, r)
         lines.append(f"  {r.probe.name} on {r.model}: {state}")
         if v is not None:
-            lines.extend(f"    {h['metric']} {_estimate_text(h)}  {h['mark']['text']}".rstrip()
-                         for h in v["headlines"])
+            lines.extend(_headline_lines(v, "    "))
     if len(suite.runs) > most:
         lines.append(f"  … and {len(suite.runs) - most} more runs (suite.runs)")
     return _bounded(lines + [_report_text(suite)])
@@ -86,7 +85,7 @@ def suite_html(suite: Any) -> str:
         state, v = _run_state(suite, r)
         cells = ""
         if v is not None:
-            cells = "<br>".join(f"{escape(h['metric'])} {_estimate_html(h)} {mark_html(h['mark'])}"
+            cells = "<br>".join(f"{escape(h['metric'])} {escape(_estimate_text(h))} {mark_html(h['mark'])}"
                                 for h in v["headlines"])
         rows.append(f"<tr><td>{escape(r.probe.name)}</td><td>{escape(r.model)}</td>"
                     f"<td>{escape(state)}</td><td>{cells}</td></tr>")
@@ -122,9 +121,7 @@ def _verdict(doc: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
 def _verdict_lines(v: dict[str, Any], indent: str) -> list[str]:
     lines = [f"NOT MEANINGFUL: {v['validity_text']} ({', '.join(v['failed'])})."] if v["validity"] == "fail" else []
     lines.append(f"Headline ({v['intervals']}):")
-    width = max((len(h["metric"]) for h in v["headlines"]), default=0)
-    lines.extend(f"{indent}{h['metric']:<{width}}  {_estimate_text(h)}  {h['mark']['text']}".rstrip()
-                 for h in v["headlines"])
+    lines.extend(_headline_lines(v, indent))
     lines.append(f"Validity: {v['validity'].upper()}, {v['validity_text']}.")
     lines.extend(f"{indent}{_STATUS_SIGN.get(r['status'], '?')} {r['guard']}: {r['message']}" for r in v["reasons"])
     if v["answers"]:
@@ -138,7 +135,7 @@ def _verdict_html(v: dict[str, Any]) -> str:
         parts.append(f"<p><span style=\"{FAIL_BANNER}\">NOT MEANINGFUL: {escape(v['validity_text'])} "
                      f"({escape(', '.join(v['failed']))}).</span></p>")
     interval = "95% CI" if not v["stopped_early"] else "interval"
-    rows = "".join(f"<tr><td>{escape(h['metric'])}</td><td style=\"text-align:right\">{_estimate_html(h)}</td>"
+    rows = "".join(f"<tr><td>{escape(h['metric'])}</td><td style=\"text-align:right\">{escape(_estimate_text(h))}</td>"
                    f"<td>{mark_html(h['mark'])}</td></tr>" for h in v["headlines"])
     parts.append(f"<table><caption style=\"text-align:left\"><b>Headline</b> ({escape(v['intervals'])})</caption>"
                  f"<thead><tr><th>metric</th><th>value [{interval}]</th><th>mark</th></tr></thead>"
@@ -155,14 +152,17 @@ def _verdict_html(v: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _headline_lines(v: dict[str, Any], indent: str) -> list[str]:
+    """One line a headline: metric, value [interval], and the mark's text as the verdict has it."""
+    width = max((len(h["metric"]) for h in v["headlines"]), default=0)
+    return [f"{indent}{h['metric']:<{width}}  {_estimate_text(h)}  {h['mark']['text']}".rstrip()
+            for h in v["headlines"]]
+
+
 def _estimate_text(h: dict[str, Any]) -> str:
     if h.get("too_few") and h.get("value") is not None:
         return f"{fmt(h['value'])} (too few answers: n = {h.get('n')})"
     return fmt({k: h.get(k) for k in ("value", "ci_low", "ci_high")})
-
-
-def _estimate_html(h: dict[str, Any]) -> str:
-    return escape(_estimate_text(h))
 
 
 def _answers_text(answers: dict[str, Any]) -> str:
