@@ -142,6 +142,17 @@ class RunOutput:
     records_path: Path | None = None
     parquet_path: Path | None = None
 
+    # A notebook prints the last expression of a cell: the dataclass repr held every record.
+    def __repr__(self) -> str:
+        from genderprobe.outputs.notebook import run_text
+
+        return run_text(self)
+
+    def _repr_html_(self) -> str:
+        from genderprobe.outputs.notebook import run_html
+
+        return run_html(self)
+
 
 def run_probe(probe: str, model: str | None = None, *, config: RunConfig | None = None,
               generate: Callable[..., Any] | None = None, generate_chat: Callable[..., Any] | None = None,
@@ -233,13 +244,14 @@ def _prepared(probe: str, model: str | None, config: RunConfig | None, generate:
 
 
 def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
-    """The config with its progress display: a notebook's own line in a Jupyter kernel unless the
+    """The config with its progress display: a notebook's own bar in a Jupyter kernel unless the
     caller chose one (progress=False: none); the display this call made, to stop at the end."""
     if config.progress is False:
         return dataclasses.replace(config, progress=None), None
     if config.progress is not None or config.dry_run:
         return config, None
-    from genderprobe.outputs.terminal import NotebookProgress, in_notebook
+    from genderprobe.outputs.notebook_progress import NotebookProgress
+    from genderprobe.outputs.terminal import in_notebook
 
     if not in_notebook():
         return config, None

@@ -233,6 +233,17 @@ class Suite:
     def done(self) -> list[SuiteRun]:
         return [r for r in self.runs if r.status == "done"]
 
+    # A notebook shows the runs' verdicts, not the config and every probe's parameters.
+    def __repr__(self) -> str:
+        from genderprobe.outputs.notebook import suite_text
+
+        return suite_text(self)
+
+    def _repr_html_(self) -> str:
+        from genderprobe.outputs.notebook import suite_html
+
+        return suite_html(self)
+
 
 def model_folder(spec: str) -> str:
     """A folder name for a model spec: ``openai:gpt-4o-mini`` -> ``openai-gpt-4o-mini``."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import sys
 import time
 from typing import Any
@@ -150,33 +149,6 @@ class Progress:
             self._task = None
             return
         self._bar.stop()
-
-
-class NotebookProgress(Progress):
-    """The progress line in a Jupyter notebook: one output line updated in place.
-
-    A notebook is no terminal, so rich would print nothing live there without
-    ipywidgets; IPython's own display handle updates one output instead, twice
-    a second at most.
-    """
-
-    def __init__(self, *, description: str = "requests", every: float = 0.5):
-        super().__init__(Console(file=io.StringIO()), description=description, every=every)
-        self.plain = True
-        self._handle: Any = None
-
-    def beside(self, description: str) -> Progress:
-        child = NotebookProgress(description=description, every=self.every)
-        self._children.append(child)
-        return child
-
-    def show(self, line: str) -> None:
-        from IPython.display import display
-
-        if self._handle is None:
-            self._handle = display({"text/plain": line}, raw=True, display_id=True)
-        else:
-            self._handle.update({"text/plain": line}, raw=True)
 
 
 def in_notebook() -> bool:
