@@ -13,7 +13,10 @@ test says which it is and why.
 The family is one pair of runs of one probe: its headline metrics, tested on one
 resample of the items, adjusted together by a max-T step-down on those joint
 draws (:func:`genderprobe.analysis.stats.maxt_stepdown`), so two metrics that are nearly
-one test (diff_success_rate and its absolute value) cost little power. McNemar's
+one test (diff_success_rate and its absolute value) cost little power. Each test's own p
+is read off the interval printed beside it (below 0.05 exactly when it leaves 0 out), the
+family p is never below it, and a bounded metric's difference keeps its interval within
+what it can be (:mod:`genderprobe.analysis.metric_bounds`). McNemar's
 test on answers, once shown beside the bootstrap, is gone: it counted an item's
 answers (both orders, every repetition) as independent pairs, and read 11.5% /
 15.8% false positives for models that answer both orders alike 90% / 100% of
@@ -109,7 +112,7 @@ class PairTest:
 
 
 FAMILY_TEXT = ("adjusted over the tests of each pair of runs by a max-T step-down (Westfall-Young) on their "
-               "joint bootstrap draws")
+               "joint bootstrap draws, never below the test's own p")
 
 
 def compare_pairs(runs: list[Run], headline: list[str], better: dict[str, str],
