@@ -212,9 +212,9 @@ def inverted_p(excludes: Callable[[float], bool], alpha: float, smallest: float,
     return (low + high) / 2
 
 
-def _leaves_out(estimate: Estimate, null: float = 0.0) -> bool:
+def _leaves_out_zero(estimate: Estimate) -> bool:
     low, high = estimate.ci_low, estimate.ci_high
-    return low is not None and high is not None and not low <= null <= high
+    return low is not None and high is not None and not low <= 0 <= high
 
 
 def within(d: Difference, bounds: tuple[float, float] | None) -> Difference:
@@ -259,7 +259,7 @@ def paired_difference(a: ItemScores, b: ItemScores, *, ratio: bool = False, n_re
     Items are matched by id; an item only one run holds counts for nothing in the
     other. ``sums``: the resampled sums of :func:`paired_rows` when already drawn
     (the metrics of one pair of runs share one resample of the items). ``bounds``:
-    what A - B can be, its interval held to them (:func:`within`).
+    what A - B can be, its interval held to them (:func:`within`); None for a ratio.
     """
     if sums is None:
         sums = resampled_row_sums(paired_rows(a, b), n_resamples=n_resamples, rng=np.random.default_rng(seed))
@@ -297,13 +297,14 @@ def _from_sums(a: ItemScores, b: ItemScores, sums_a: np.ndarray, sums_b: np.ndar
     parts = np.hstack([a.signed_parts(), b.signed_parts()])[0]
     draws = np.hstack([a.signed_parts(sums_a), b.signed_parts(sums_b)])
     weights = [*a.weights, *(-w for w in b.weights)]
+
     def interval(level: float) -> Estimate:
         return abs_combination_interval(parts, draws, weights, n, level)
 
     shown = interval(confidence)
     p = None
     if shown.ci_low is not None:
-        p = inverted_p(lambda alpha: _leaves_out(interval(1 - alpha)), 1 - confidence, _ABS_SMALLEST_LEVEL,
+        p = inverted_p(lambda alpha: _leaves_out_zero(interval(1 - alpha)), 1 - confidence, _ABS_SMALLEST_LEVEL,
                        below=1.0 if d.p_value is None else d.p_value)
     return Difference(Estimate(d.estimate.value, shown.ci_low, shown.ci_high, n), p, d.point, d.draws)
 
