@@ -79,7 +79,6 @@ class Standing:
     marks: list[dict[str, Any]] = field(default_factory=list)  # the verdict's states of its marks that stand
     ranks: dict[str, tuple[int, int]] = field(default_factory=dict)  # probe -> (rank, out of)
     invalid: list[str] = field(default_factory=list)  # probes whose run failed a validity check: not counted
-    struck: list[str] = field(default_factory=list)  # "probe metric" of marks on too few answers: not counted
 
     @property
     def mean_mark(self) -> float | None:
@@ -160,18 +159,14 @@ def standings(manifest: dict[str, Any], sections: dict[str, ProbeSection],
               entries: dict[str, Entry]) -> list[Standing]:
     """Models best first: by their mean mark over every mark of every probe (A = 0 ... D = 3),
     then by their mean rank within the probes; a model with no marks or ranks comes last.
-    Runs that failed a validity check count in neither, and a mark that does not stand is not counted."""
+    Runs that failed a validity check count in neither (their marks do not stand)."""
     table = {model: Standing(redact(model)) for model in manifest["models"]}
     model_of = {r["results"]: r["model"] for r in manifest["runs"]}
     for source, e in entries.items():
         if e.invalid:  # marks a run cannot vouch for do not count
             table[model_of[source]].invalid.append(e.doc["probe"])
             continue
-        for name, state in e.verdict["marks"].items():
-            if state["state"] == "struck":
-                table[model_of[source]].struck.append(f"{e.doc['probe']} {name}")
-            elif state["mark"] in MARK_ORDER:
-                table[model_of[source]].marks.append(state)
+        table[model_of[source]].marks += [s for s in e.verdict["marks"].values() if s["mark"] in MARK_ORDER]
     for probe, section in sections.items():
         for g in section.groups:
             ranked = [e for e in g.entries if not e.invalid]
