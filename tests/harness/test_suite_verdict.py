@@ -62,13 +62,14 @@ def test_the_terminal_strikes_every_mark_of_an_invalid_run(ran):
     direct = next(line for line in lines if "direct on" in line)
     assert "fail_rate D ✗ too few answers" in direct
     # The direct ranking row: the value without its interval.
-    row = next(line for line in lines if re.match(r"\s+–\s+", line) and "too few answers: n = 12" in line)
+    row = next(line for line in lines if re.match(r"\s+–\s+", line) and "1.000 (too few answers) D ✗" in line)
     assert not re.search(r"1\.000 \[", row)
     # Controls: a decided mark is plain, an undecided one is a range.
     assert re.search(rf"relationship-levy on {re.escape(BIASED)}: done \(diff_abs_success_rate D, diff_success_rate D\)$",
                      output, re.M)
     assert re.search(rf"relationship-levy on {re.escape(UNDECIDED)}: done \(diff_abs_success_rate A…C undecided, "
                      r"diff_success_rate A…C undecided\); validity WARN: mark$", output, re.M)
+    assert re.search(r"0\.225 \[0\.000, 0\.450\] A…C ", output)  # its ranking row: the range alone
 
 
 def test_the_terminal_ends_with_the_genderbench_card(ran):
@@ -176,4 +177,4 @@ def test_fail_on_mark_names_the_marks_that_do_not_stand(ran, tmp_path):
     result = _suite(str(tmp_path / "suite.toml"), "--out", str(copy), "--fail-on-mark", "D", "-q")
     assert result.exit_code == 3, result.output
     assert f"relationship-levy on {INVALID} marks do not stand (invalid: position)" in result.output
-    assert f"direct on {BIASED} marks do not stand (too few answers)" in result.output
+    assert f"direct on {BIASED} marks do not stand (invalid: sample)" in result.output

@@ -33,18 +33,20 @@ def worse_marks(document: dict[str, Any], threshold: str) -> list[str]:
             if state["mark"] in MARKS and MARKS.index(state["mark"]) > limit]
 
 
-def struck_reasons(document: dict[str, Any]) -> list[str]:
-    """Why the document's marks do not stand ("invalid: position", "too few answers"), each once."""
-    return list(dict.fromkeys(s["reason"] for s in verdict.of(document)["marks"].values()
-                              if s["state"] == verdict.STRUCK))
+def not_standing(document: dict[str, Any]) -> str:
+    """Why the document's marks do not stand ("invalid: position, sample"), where its verdict struck any; else ''."""
+    v = verdict.of(document)
+    reasons = dict.fromkeys(s["reason"] for s in v["marks"].values() if s["state"] == verdict.STRUCK)
+    if not reasons:
+        return ""
+    return f"invalid: {', '.join(v['failed'])}" if v["failed"] else ", ".join(reasons)
 
 
 def enforce(documents: Iterable[tuple[str, dict[str, Any]]], threshold: str) -> None:
     """Raise :class:`MarkGateFailed` naming every (label, metric, mark) worse than ``threshold``."""
     documents = list(documents)
     failures = [f"{label} {item}" for label, doc in documents for item in worse_marks(doc, threshold)]
-    failures += [f"{label} marks do not stand ({'; '.join(reasons)})" for label, doc in documents
-                 if (reasons := struck_reasons(doc))]
+    failures += [f"{label} marks do not stand ({why})" for label, doc in documents if (why := not_standing(doc))]
     if failures:
         shown = "; ".join(failures[:6]) + (f"; and {len(failures) - 6} more" if len(failures) > 6 else "")
         raise MarkGateFailed(f"{len(failures)} mark(s) worse than {threshold.upper()} or not standing "

@@ -17,12 +17,13 @@ from rich.text import Text
 from genderprobe.outputs.report import format
 from genderprobe.outputs.report.compare import Entry, Group, ProbeSection, ranking_note
 from genderprobe.outputs.report.paired import FAMILY_TEXT, PairTest, p_phrase
-from genderprobe.outputs.terminal import mark_cell, output_console
+from genderprobe.outputs.terminal import MARK_STYLE, mark_cell, output_console
 
 
 def _table(title: str, g: Group) -> Table:
     return Table(title=Text(title), title_justify="left",
-                 caption=Text(f"values with 95% intervals; marks A-D; {ranking_note(g)}"),
+                 caption=Text(f"values with 95% intervals; marks A-D (A…C: undecided; ✗: does not stand); "
+                              f"{ranking_note(g)}"),
                  caption_justify="left", box=box.SIMPLE_HEAD)
 
 
@@ -31,14 +32,19 @@ def _estimate_cell(e: Entry, metric: str) -> Text:
     has it: struck with its reason where it does not stand, "A…C" where undecided."""
     est = e.metric(metric)
     if e.too_few(metric) and est["value"] is not None:
-        cell = Text(f"{format.number(est['value'])} (too few answers: n = {format.number(est['n'])})")
+        cell = Text(f"{format.number(est['value'])} (too few answers)")  # as wide as an interval: n is beside it
     else:
         cell = Text(format.estimate(est))
     state = e.mark_state(metric)
     if state and state["mark"]:
         cell.append(" ")
-        cell.append_text(mark_cell(state))
+        cell.append_text(_range(state["reaches"]) if state["state"] == "undecided" else mark_cell(state))
     return cell
+
+
+def _range(reaches: list[str]) -> Text:
+    """An undecided mark as its range alone ("A…C"): the caption says what it means, and the row stays narrow."""
+    return Text.assemble((reaches[0], MARK_STYLE.get(reaches[0], "")), "…", (reaches[-1], MARK_STYLE.get(reaches[-1], "")))
 
 
 def _rank(rank: int, e: Entry) -> str:
