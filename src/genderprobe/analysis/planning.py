@@ -484,9 +484,9 @@ def ratio_variance_components(num: np.ndarray, den: np.ndarray) -> dict[str, flo
 
 def _largest(probe: Any, parameter: str) -> int | None:
     """The most ``parameter`` can be for the probe, where its planner sizes that parameter."""
-    from genderprobe.registry import planners
+    from genderprobe.registry import planner
 
-    found = planners().get(probe) if isinstance(probe, str) else None
+    found = planner(probe) if isinstance(probe, str) else None
     if found is None or isinstance(found, str) or found.parameter != parameter:
         return None
     return found(Assumptions()).sizes()[-1]

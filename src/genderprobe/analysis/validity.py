@@ -323,6 +323,18 @@ def stopped_check(until_decided: dict[str, Any] | None) -> list[dict[str, Any]]:
                    items=items, budget=budget)]
 
 
+# --- smoke runs -------------------------------------------------------------------
+
+
+def limit_check(parameters: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A run capped by --limit asks a sliver of the probe's items: its numbers show the pipeline works."""
+    limit = (parameters or {}).get("limit")
+    if not isinstance(limit, int):
+        return []
+    return [_check("limit", "warn", f"A smoke run (--limit {limit:,} caps the probe's sample): its numbers show "
+                   "that the run works, and are not comparable with the paper's or with a full run's.", limit=limit)]
+
+
 # --- the run ---------------------------------------------------------------------
 
 
@@ -336,7 +348,8 @@ def assess(document: dict[str, Any]) -> dict[str, Any]:
               + sample_check(metrics, document.get("marks") or {}, headline)
               + mark_check(document.get("marks") or {}, metrics)
               + readers_check(document.get("readers"))
-              + stopped_check(document.get("until_decided")))
+              + stopped_check(document.get("until_decided"))
+              + limit_check(document.get("parameters")))
     verdict = worst(c["status"] for c in checks)
     return {"verdict": verdict, "checks": checks, "thresholds": THRESHOLDS}
 

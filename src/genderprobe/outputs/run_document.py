@@ -15,12 +15,12 @@ import hashlib
 import platform
 from typing import Any
 
+from genderprobe.analysis import verdict
 from genderprobe.analysis.breakdown_tests import breakdown_tests
 from genderprobe.analysis.equivalence import equivalence, withhold_claims
 from genderprobe.analysis.losses import unread_warnings
 from genderprobe.analysis.planning import interval_halving
 from genderprobe.analysis.sequential import stopped_early_warnings
-from genderprobe.analysis import verdict
 from genderprobe.analysis.validity import assess
 from genderprobe.contract import ProbeResult
 from genderprobe.data.packaged import all_data_files
@@ -91,6 +91,7 @@ def _parameters(probe: Any, config: Any, generation: GenerationParams, reader: M
         "constrain_answers": config.constrain_answers,
         "reader_judge": _spec(reader),
         "reader_judge_sample": config.reader_judge_sample if reader else None,
+        **({"limit": config.limit} if getattr(config, "limit", None) else {}),  # a smoke run (--limit)
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import sys
 import time
 from typing import Any
@@ -150,33 +149,6 @@ class Progress:
             self._task = None
             return
         self._bar.stop()
-
-
-class NotebookProgress(Progress):
-    """The progress line in a Jupyter notebook: one output line updated in place.
-
-    A notebook is no terminal, so rich would print nothing live there without
-    ipywidgets; IPython's own display handle updates one output instead, twice
-    a second at most.
-    """
-
-    def __init__(self, *, description: str = "requests", every: float = 0.5):
-        super().__init__(Console(file=io.StringIO()), description=description, every=every)
-        self.plain = True
-        self._handle: Any = None
-
-    def beside(self, description: str) -> Progress:
-        child = NotebookProgress(description=description, every=self.every)
-        self._children.append(child)
-        return child
-
-    def show(self, line: str) -> None:
-        from IPython.display import display
-
-        if self._handle is None:
-            self._handle = display({"text/plain": line}, raw=True, display_id=True)
-        else:
-            self._handle.update({"text/plain": line}, raw=True)
 
 
 def in_notebook() -> bool:
@@ -386,20 +358,6 @@ def print_metrics(doc: dict[str, Any], console: Console) -> None:
 
 
 _STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
-
-
-def print_validity(doc: dict[str, Any], console: Console) -> None:
-    """The validity verdict and every check that did not pass: the last thing a run prints."""
-    from genderprobe.analysis import validity
-
-    assessed = validity.of(doc)
-    verdict = assessed["verdict"]
-    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[verdict]
-    console.print(f"Validity: {verdict.upper()}, {validity.VERDICT_TEXT[verdict]}.", style=style,
-                  highlight=False, markup=False)
-    for check in validity.problems(doc):
-        console.print(f"  {_STATUS_SIGN[check['status']]} {check['guard']}: {check['message']}",
-                      style="red" if check["status"] == "fail" else "yellow", highlight=False, markup=False)
 
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
