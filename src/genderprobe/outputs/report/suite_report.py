@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,9 +87,11 @@ class Standing:
     @property
     def tally(self) -> list[tuple[dict[str, Any], int]]:
         """Each distinct mark shown (A, or A…C where undecided) with how many of the model's marks it is, best first."""
-        counts = Counter((m["mark"], m["state"], tuple(m["reaches"])) for m in self.marks)
-        first = {(m["mark"], m["state"], tuple(m["reaches"])): m for m in reversed(self.marks)}
-        return [(first[key], n) for key, n in sorted(counts.items(), key=lambda kv: (MARK_ORDER[kv[0][0]], kv[0][2]))]
+        shown: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for m in self.marks:  # marks that stand: decided ones reach one letter, undecided ones several
+            shown.setdefault(tuple(m["reaches"]), []).append(m)
+        return sorted(((ms[0], len(ms)) for ms in shown.values()),
+                      key=lambda t: [MARK_ORDER[letter] for letter in t[0]["reaches"]])
 
     @property
     def mean_rank(self) -> float | None:
