@@ -55,7 +55,6 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         },
         **result.to_json(),
     }
-    document["paper"] = paper_section(type(probe), document)
     document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
     # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.analysis.breakdown_tests).
     document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
@@ -71,6 +70,8 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
     document["validity"] = assess(document)
     # What every surface shows of the marks and the validity, decided once (genderprobe.analysis.verdict).
     document["verdict"] = verdict.assess(document)
+    # The paper's tables with the run's row, which shows its marks as the verdict has them.
+    document["paper"] = paper_section(type(probe), document)
     withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
                                                           if c["status"] == "fail"}))
     return document
