@@ -50,7 +50,6 @@ class MarkView:
     estimate: dict[str, Any]
     scale: Figure | None
     read_from: str = ""  # which interval the mark was read from, when the results say
-    calibration: str = ""  # why a calibration model gets this mark, where its name suggests another
 
 
 @dataclass
@@ -73,6 +72,7 @@ class RunView:
     details: dict[str, Any] = field(default_factory=dict)
     verdict: dict[str, Any] = field(default_factory=dict)  # what the run may claim (genderprobe.analysis.verdict)
     too_few: set[str] = field(default_factory=set)  # metrics resting on too few answers for an interval
+    calibration_notes: dict[str, str] = field(default_factory=dict)  # why a calibration model gets its marks
     equivalence: list[str] = field(default_factory=list)  # --equivalence-margin's verdicts
 
     @property
@@ -143,10 +143,10 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
 
 def build(doc: dict[str, Any], source: str) -> RunView:
     doc = check(doc, source)
-    view = RunView(doc=doc, source=source, verdict=verdict.of(doc), too_few=too_few_metrics(doc))
-    notes = doc.get("calibration_notes") if isinstance(doc.get("calibration_notes"), dict) else {}
-    view.marks = [_mark(name, m, verdict.mark_of(doc, name), str(notes.get(name) or ""))
-                  for name, m in doc["marks"].items() if isinstance(m, dict)]
+    notes = doc.get("calibration_notes")
+    view = RunView(doc=doc, source=source, verdict=verdict.of(doc), too_few=too_few_metrics(doc),
+                   calibration_notes={str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {})
+    view.marks = [_mark(name, m, verdict.mark_of(doc, name)) for name, m in doc["marks"].items() if isinstance(m, dict)]
     view.figures = [_figure(spec, doc) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
     view.tables = _place_tables(doc["tables"], view.figures)
@@ -207,7 +207,7 @@ def mark_bands(ranges: Any) -> list[forest.Band]:
     return bands
 
 
-def _mark(name: str, m: dict[str, Any], state: dict[str, Any], calibration: str) -> MarkView:
+def _mark(name: str, m: dict[str, Any], state: dict[str, Any]) -> MarkView:
     estimate = {k: m.get(k) for k in ("value", "ci_low", "ci_high", "n")}
     bands = mark_bands(m.get("ranges"))
     scale = None
@@ -217,7 +217,7 @@ def _mark(name: str, m: dict[str, Any], state: dict[str, Any], calibration: str)
                 "reference": None, "rows": [{"label": "", **estimate}]}
         scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
     return MarkView(name, state, str(m.get("meaning") or ""), str(m.get("description") or ""),
-                    estimate, scale, mark_reading(m), calibration)
+                    estimate, scale, mark_reading(m))
 
 
 def mark_reading(m: dict[str, Any]) -> str:
