@@ -145,6 +145,12 @@ def too_few_metrics(doc: dict[str, Any]) -> set[str]:
     return {name for name, est in (doc.get("metrics") or {}).items() if validity.too_few(est) and name not in kept}
 
 
+def _whole_lists(doc: dict[str, Any]) -> set[str]:
+    """Headlines that cover the whole of a small list the paper gives (genderprobe.contract.Headline)."""
+    return {h["metric"] for h in (doc.get("headline") or {}).get("metrics") or []
+            if isinstance(h, dict) and h.get("whole_list")}
+
+
 def too_few_text(estimate: dict[str, Any]) -> str:
     """A value resting on too few answers, without an interval: "0.143 (too few answers: n = 7)"."""
     value = estimate["value"]
@@ -164,11 +170,14 @@ def run_row(table: PaperTable, doc: dict[str, Any]) -> list[Any]:
     """The run's row in the paper's layout: each mapped column's estimate (its value alone where too few
     answers give no interval); in GenderBench's layout the value, GenderBench's interval and the verdict's mark."""
     few = too_few_metrics(doc)
+    # A table of the paper's whole lists (its columns include a whole-list headline) describes those lists:
+    # none of its cells is a sample too small for an interval.
+    whole = bool(_whole_lists(doc) & {ref for ref in table.metrics.values() if isinstance(ref, str)})
     genderbench = _genderbench_layout(table)
     cells: dict[str, Any] = {}
     for col, ref in table.metrics.items():
         est = run_value(doc, ref)
-        short = isinstance(est, dict) and est.get("value") is not None and (
+        short = not whole and isinstance(est, dict) and est.get("value") is not None and (
             ref in few if isinstance(ref, str) else validity.too_few(est))
         if short:
             cells[col] = too_few_text(est)
