@@ -166,3 +166,13 @@ def test_the_verdict_is_the_first_screen_in_a_real_browser(browser, docs, tmp_pa
     ARTIFACTS.mkdir(exist_ok=True)
     browser.driver.save_screenshot(str(ARTIFACTS / "report-verdict-first.png"))
     assert Path(ARTIFACTS / "report-verdict-first.png").stat().st_size > 10_000
+
+
+NOISE = re.compile(r"(?<![\w.])-0\.0+(?![0-9]*[1-9])|\b\d\.\d+e-\d+")
+
+
+def test_no_number_on_the_page_reads_as_rounding_noise(docs):
+    """9.14e-16 and -0.000 are 0: neither appears in what a reader sees (the answer data aside)."""
+    for doc in docs.values():
+        html = re.sub(r"<script.*?</script>", "", page(doc), flags=re.S)
+        assert not NOISE.findall(re.sub(r"<[^>]+>", " ", html)), doc["model"]

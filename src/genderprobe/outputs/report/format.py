@@ -71,6 +71,8 @@ def plain(v: Any) -> str:
         return "–"
     if isinstance(v, str):
         return v
+    if isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        return "[" + ", ".join(number(x) for x in v) + "]"  # an interval or a few values, read as numbers are
     return json.dumps(v, ensure_ascii=False)
 
 
