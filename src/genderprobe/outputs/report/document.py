@@ -229,7 +229,7 @@ def mark_reading(m: dict[str, Any]) -> str:
         low, floor = iv["low"], _lowest_mark_value(m.get("ranges"))
         # A fitted normal can reach below what the metric can be (an absolute value below 0); the mark is the same.
         beyond = f" (the fitted normal reaches {number(low)}, below what the metric can be)" if floor is not None \
-            and low < floor else ""
+            and low < floor and number(low) != number(floor) else ""
         shown = max(low, floor) if beyond else low
         parts.append(f"Mark read from [{number(shown)}, {number(iv['high'])}]{beyond}, "
                      f"{iv.get('how') or iv.get('method')}.")
