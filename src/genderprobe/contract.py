@@ -382,6 +382,9 @@ class Probe(ABC):
     # The paper's published result tables, as packaged data keys (the study's
     # data folder; see genderprobe.outputs.paper_tables for their format).
     paper_tables: ClassVar[tuple[str, ...]] = ()
+    # Why a calibration model gets a mark its name does not suggest (a coin marked C):
+    # {model spec: {metric: one sentence}}, written to results as ``calibration_notes``.
+    calibration_notes: ClassVar[dict[str, dict[str, str]]] = {}
     # The parameter that sets how many items a run asks (its sample), which --limit caps for a smoke
     # run; None for a probe that asks a small fixed list.
     size_parameter: ClassVar[str | None] = "sample_k"

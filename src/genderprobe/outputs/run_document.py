@@ -55,7 +55,9 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         },
         **result.to_json(),
     }
-    document["paper"] = paper_section(type(probe), document)
+    notes = calibration_notes(probe, run.model.spec, document.get("marks") or {})
+    if notes:  # why this calibration model gets a mark its name does not suggest
+        document["calibration_notes"] = notes
     document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
     # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.analysis.breakdown_tests).
     document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
@@ -71,9 +73,17 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
     document["validity"] = assess(document)
     # What every surface shows of the marks and the validity, decided once (genderprobe.analysis.verdict).
     document["verdict"] = verdict.assess(document)
+    # The paper's tables with the run's row, which shows its marks as the verdict has them.
+    document["paper"] = paper_section(type(probe), document)
     withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
                                                           if c["status"] == "fail"}))
     return document
+
+
+def calibration_notes(probe: Any, spec: str, marks: dict[str, Any]) -> dict[str, str]:
+    """The probe's sentences for this calibration model ({metric: sentence}), for the metrics it marked."""
+    notes = getattr(probe, "calibration_notes", {}).get(spec) or {}
+    return {metric: text for metric, text in notes.items() if (marks.get(metric) or {}).get("mark")}
 
 
 def _spec(model: Model | None) -> str | None:
