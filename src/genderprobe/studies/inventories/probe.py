@@ -19,7 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import REVERSE_STEREOTYPE_NOTE, Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (

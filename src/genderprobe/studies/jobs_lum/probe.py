@@ -21,7 +21,11 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import REVERSE_STEREOTYPE_NOTE, Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    sample_items,
+)
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.reading.stories import (
