@@ -205,6 +205,10 @@ def print_verdict(doc: dict[str, Any], console: Console) -> None:
     if answers:
         console.print(f"Answers: {answers['used']:,} used, {answers['lost']:,} lost of {answers['attempts']:,} "
                       f"({answers['share_lost']:.0%}).", highlight=False, markup=False)
+    notes = doc.get("calibration_notes")
+    for metric, note in (notes.items() if isinstance(notes, dict) else ()):
+        # why a calibration model gets a mark its name does not suggest (a coin marked C)
+        console.print(f"{metric}: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
 
 
 def _estimate_cell(est: dict[str, Any], few: bool) -> str:
