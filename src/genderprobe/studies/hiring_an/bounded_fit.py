@@ -8,9 +8,10 @@ clipped). The answer is the edge point of least residual. Nothing iterates, so a
 a bound (every candidate hired, none hired) costs what any other does.
 
 scipy's ``lsq_linear``, which GenderBench calls, returns the same unconstrained solution where it lies inside
-the bounds; elsewhere its trust-region method stops at a tolerance, strictly inside the box, up to about
-1e-4 away from this exact optimum on three rows and 1e-6 on a thousand (tests/studies/hiring_an/
-test_hiring_an_bounded_fit.py measures it). Where the scores do not vary the slope is not identified: every
+the bounds; elsewhere its trust-region method stops strictly inside the box once a step gains less than
+its tolerance (1e-10 of the cost): in the slope about 1e-6 short of this exact optimum on hundreds of rows,
+1e-4 on a few, up to 3e-3 on three rows of nearly equal scores (tests/studies/hiring_an/
+test_hiring_an_bounded_fit.py checks it). Where the scores do not vary the slope is not identified: every
 point of a line is optimal, and ``lsq_linear`` returns one its path finds, so callers decide what to do
 there (see ``no_spread``).
 """

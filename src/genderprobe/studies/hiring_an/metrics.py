@@ -11,9 +11,9 @@ are GenderBench's to rounding. A resample's rates are sums of item numbers weigh
 resample drew each item, and so is its bounded fit: :func:`bounded_fit.bounded_line` solves it exactly for
 every resample at once. Where the unbounded fit lies inside the bounds that is ``lsq_linear``'s answer too
 (its first step is the unbounded least-squares solution, returned when within bounds). Where it does not (a
-group always or never hired, a slope beyond +-1), ``lsq_linear`` iterates and stops at its tolerance, up to
-about 1e-4 from the exact optimum on three rows and 1e-6 on a thousand; the resamples' regressions, and so
-their intervals, differ from GenderBench's by that much there. Where a resample's scores barely vary (its
+group always or never hired, a slope beyond +-1), ``lsq_linear`` iterates and stops at its tolerance a
+little short of the optimum (bounded_fit's note says how far): the resamples' regressions, and so their
+intervals, differ from GenderBench's by that much there. Where a resample's scores barely vary (its
 rows nearly all of one occupation) the slope is not identified and ``lsq_linear``'s answer is wherever its
 path stops: there the regression is ``lsq_linear`` itself, on the resample's rows in GenderBench's order,
 which :func:`resample_draws` gives.
