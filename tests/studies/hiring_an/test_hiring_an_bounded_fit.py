@@ -5,8 +5,8 @@ Where lsq_linear returns the unbounded solution (inside the bounds) both agree t
 it stops strictly inside the box once a step lowers the residual by less than its tolerance; there the
 vectorised answer is checked to be the exact optimum (its Karush-Kuhn-Tucker conditions hold to rounding),
 with a residual sum of squares no larger than lsq_linear's and at most 1e-9 below it. In the slope that
-stop is up to about 3e-3 away on three rows whose scores nearly agree (all hired, two occupations 2e-3
-apart), 1e-4 on a few rows of spread scores, 1e-6 on hundreds.
+stop is up to about 3e-3 away on three rows whose scores nearly agree (all hired, scores 4e-3 apart), 1e-4
+on a few rows of spread scores, 1e-6 on hundreds.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ def _kkt_violation(s, r, a, b) -> float:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_exact_bounded_fit_is_lsq_linears_answer_to_its_tolerance(seed):
     samples = list(_samples(seed, 1500))
-    a, b, _ = bounded_line(*_sums(samples))
-    unidentified = no_spread(*_sums(samples)[:3], 1e-6)
+    sums = _sums(samples)
+    a, b, _ = bounded_line(*sums)
+    unidentified = no_spread(*sums[:3], 1e-6)
     where = {"interior": 0, "a=-1": 0, "a=1": 0, "b=0": 0, "b=1": 0, "corner": 0}
     iterated = 0
     for i, (s, r) in enumerate(samples):

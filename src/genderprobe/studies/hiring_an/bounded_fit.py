@@ -41,7 +41,8 @@ def bounded_line(count: np.ndarray, s1: np.ndarray, s2: np.ndarray, r1: np.ndarr
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_s, mean_r = s1 / count, r1 / count
         sxx, sxy = s2 - s1 * mean_s, sr - s1 * mean_r
-        a, b = sxy / sxx, mean_r - sxy / sxx * mean_s
+        a = sxy / sxx
+        b = mean_r - a * mean_s
         interior = (sxx > 0) & (a >= a_lo) & (a <= a_hi) & (b >= b_lo) & (b <= b_hi)
 
         def excess(a, b):
