@@ -38,6 +38,7 @@ import numpy as np
 
 from genderprobe.analysis.stats import DEFAULT_RESAMPLES
 from genderprobe.errors import UserError
+from genderprobe import steps
 
 DEFAULT_SIMULATIONS = 1000
 # Probe parameters that set how many items a run asks.
@@ -220,10 +221,13 @@ def plan(
     _check(settings, repetitions, scenario_sd, mismatch_rate, price_in, price_out)
     planner = get_planner(probe, Assumptions(repetitions, scenario_sd, mismatch_rate, scenarios))
     planner.check(detect)
-    size, found, reached = fewest(planner, detect, settings)
-    smallest = None if reached else smallest_detectable(planner, size, detect, settings)
-    params = planner.run_params(size)
-    cost = dry_run(planner.probe, params, price_in, price_out)
+    with steps.step(f"planning {planner.probe}"):
+        size, found, reached = fewest(planner, detect, settings)
+        smallest = None if reached else smallest_detectable(planner, size, detect, settings)
+        params = planner.run_params(size)
+        with steps.step("counting the planned run's requests"):
+            cost = dry_run(planner.probe, params, price_in, price_out)
+        saving = _until_decided(planner, size, detect, settings)
     return Plan(
         probe=planner.probe, metric=planner.metric, neutral=planner.neutral,
         signed=planner.bounds[0] < planner.neutral == 0, detect=detect, meaning=planner.meaning(detect),
@@ -236,7 +240,7 @@ def plan(
         requests=cost["requests"], requests_note=planner.requests_note(size), prompt_tokens=cost["prompt_tokens"],
         completion_tokens_at_most=cost["completion_tokens"], cost_usd_at_most=cost.get("cost_usd_at_most"),
         method=planner.method(size, detect, settings), run_command=_command(planner.probe, params),
-        until_decided=_until_decided(planner, size, detect, settings),
+        until_decided=saving,
     )
 
 
@@ -245,8 +249,10 @@ def _until_decided(planner: Planner, size: int, detect: float, settings: Setting
     as its budget and with four times it (the sequence, valid at every round, is wider than one interval
     at a fixed size, so it needs a larger budget to settle as often)."""
     largest = planner.sizes()[-1]
-    found = [planner.until_decided_saving(budget, detect, settings)
-             for budget in dict.fromkeys((size, min(4 * size, largest)))]
+    found = []
+    for budget in dict.fromkeys((size, min(4 * size, largest))):
+        with steps.step(f"simulating --until-decided with a budget of {budget:,} {planner.unit}"):
+            found.append(planner.until_decided_saving(budget, detect, settings))
     return None if None in found else found
 
 
@@ -320,7 +326,7 @@ def fewest(planner: Planner, detect: float, settings: Settings) -> tuple[int, fl
         return min(top, max(first, first + -(-(n - first) // step) * step))
 
     def at(n: int) -> float:
-        return planner.power(n, detect, settings)
+        return _power(planner, n, detect, settings)
 
     hi = up(max(first, planner.normal_size(detect, settings) or first))
     lo = first + (hi // 2 - first) // step * step  # assumed short of the power; never asked
@@ -354,11 +360,18 @@ def smallest_detectable(planner: Planner, size: int, detect: float, settings: Se
     limit = hi
     for _ in range(_BIAS_STEPS):
         mid = (lo + hi) / 2
-        if planner.power(size, mid, settings) >= settings.power:
+        if _power(planner, size, mid, settings, bias=mid) >= settings.power:
             hi = mid
         else:
             lo = mid
     return None if hi == limit else hi
+
+
+def _power(planner: Planner, size: int, detect: float, settings: Settings, bias: float | None = None) -> float:
+    """The planner's power, as a step the user sees (its planners count their simulated runs)."""
+    what = f"simulating runs of {size:,} {planner.unit}" + (f" at a bias of {bias:.3g}" if bias is not None else "")
+    with steps.step(what, total=settings.simulations, unit="runs"):
+        return planner.power(size, detect, settings)
 
 
 # -- simulation helpers the planners share ------------------------------------------
