@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.stats import DEFAULT_RESAMPLES
 from genderprobe.errors import UserError
-from genderprobe import steps
 
 DEFAULT_SIMULATIONS = 1000
 # Probe parameters that set how many items a run asks.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe import steps
 from genderprobe.cache_dir import default_cache_dir
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext
 from genderprobe.engine.disk import is_full, out_disk_error
@@ -33,6 +34,7 @@ from genderprobe.outputs.records import FILE_NAMES as RECORDS_FILES
 from genderprobe.outputs.records import open_sink
 from genderprobe.outputs.run_files import written
 from genderprobe.reading.reader_judge import ReaderJudge
+from genderprobe.steps import QuietWhileAsking
 
 # The models of a run, each with a runner of its own: the model and the judges (genderprobe.engine.accounting).
 ROLES = ("model", "judge", "checker", "reader_judge")
@@ -91,27 +93,38 @@ def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
             run.store.close()
 
 
+_AFTER_ANSWERS = "reading the answers, computing metrics and intervals"
+
+
 def run_in(run: OpenRun, probe: Any, config: Any, generation: GenerationParams) -> ProbeResult:
-    """Run the probe on the opened models; a full disk under the records is one sentence."""
-    ctx = RunContext(
-        ask=run.runners["model"],
-        generation=generation,
-        records=run.sink,
-        judge=run.runners["judge"],
-        score_options=config.score_options,
-        constrain_answers=config.constrain_answers,
-        n_resamples=config.n_resamples,
-        seed=config.seed,
-        system_prompt=config.system_prompt,
-        checker=run.runners["checker"],
-        reader_judge=run.reader_judge,
-    )
-    try:
-        result = probe.run(ctx)
-    except OSError as exc:  # the records' disk filled up: the answers are in the store
-        if config.out_dir is None or not is_full(exc):
-            raise
-        raise out_disk_error(run.records_path or Path(config.out_dir), exc) from None
+    """Run the probe on the opened models; a full disk under the records is one sentence.
+
+    The probe's work between and after its requests is a step a user sees (the runners' own
+    progress shows while they ask): what it does once answers are back is named as such."""
+    with steps.step("preparing the prompts") as working:
+
+        def quiet(runner: Any) -> Any:
+            return None if runner is None else QuietWhileAsking(runner, working, _AFTER_ANSWERS)
+
+        ctx = RunContext(
+            ask=quiet(run.runners["model"]),
+            generation=generation,
+            records=run.sink,
+            judge=quiet(run.runners["judge"]),
+            score_options=config.score_options,
+            constrain_answers=config.constrain_answers,
+            n_resamples=config.n_resamples,
+            seed=config.seed,
+            system_prompt=config.system_prompt,
+            checker=quiet(run.runners["checker"]),
+            reader_judge=run.reader_judge,
+        )
+        try:
+            result = probe.run(ctx)
+        except OSError as exc:  # the records' disk filled up: the answers are in the store
+            if config.out_dir is None or not is_full(exc):
+                raise
+            raise out_disk_error(run.records_path or Path(config.out_dir), exc) from None
     if run.reader_judge:
         _add_reader_judge(result, run.reader_judge)
     return result

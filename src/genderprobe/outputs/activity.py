@@ -153,25 +153,33 @@ class RedrawnLine:
 
 
 class NotebookLine:
-    """One output of a Jupyter cell, updated in place (rich shows nothing live there without ipywidgets)."""
+    """One output of a Jupyter cell, updated in place twice a second at most (rich shows nothing live
+    there without ipywidgets); it keeps its last words when the step ends."""
 
-    redraws = False
+    redraws = True
 
-    def __init__(self) -> None:
+    def __init__(self, every: float = 0.5) -> None:
         self._handle: Any = None
+        self.every = every
+        self._last = 0.0
 
-    def show(self, text: str) -> None:
+    def show(self, text: str, *, now: bool = False) -> None:
         from IPython.display import display
 
+        if not now and time.monotonic() - self._last < self.every:
+            return
+        self._last = time.monotonic()
         if self._handle is None:
             self._handle = display({"text/plain": text}, raw=True, display_id=True)
         else:
             self._handle.update({"text/plain": text}, raw=True)
 
     def hide(self) -> None:
-        self._handle = None  # the next step gets an output of its own; this one keeps its last words
+        self._handle = None  # the next step gets an output of its own
 
-    done = show
+    def done(self, text: str) -> None:
+        self.show(text, now=True)
+        self.hide()
 
 
 def display_for(console: Any = None) -> Any:

@@ -33,10 +33,12 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
         _terminate_as_interrupt,
         common_defaults,
     )
+    from genderprobe.outputs.activity import display_for, shown
     from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report import compare, suite_report
     from genderprobe.outputs.report.leaderboard import print_leaderboard
     from genderprobe.outputs.terminal import Progress
+    from genderprobe.steps import step
 
     if suite_file and config_file and suite_file != config_file:
         raise UserError("Give the suite file once, as an argument or with --config, not both.")
@@ -88,13 +90,18 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
             for line in suite_dry_run_lines(estimates):
                 click.echo(line)
         return
-    report = suite_report.write(suite.out)
-    docs = suites.documents(suite)
-    if not quiet:
-        if docs:
+    # After the runs (each shows its own status): the report and the comparison, which take seconds.
+    with shown(None if quiet else display_for()):
+        with step("writing the suite's report"):
+            report = suite_report.write(suite.out)
+        docs = suites.documents(suite)
+        if not quiet and docs:
             # Each run with its records, so runs of one probe are compared item by item.
-            print_leaderboard(compare([(doc, run.results, records_beside(suite.out / run.results, doc))
-                                       for run, doc in docs]))
+            with step(f"comparing the suite's {len(docs)} runs"):
+                compared = compare([(doc, run.results, records_beside(suite.out / run.results, doc))
+                                    for run, doc in docs])
+            print_leaderboard(compared)
+    if not quiet:
         click.echo(f"Suite: {suite.out / suites.SUITE_JSON}")
         click.echo(f"Report: {report}")
     suites.raise_failures(suite)

@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, cluster_strengths
 from genderprobe.analysis.stats import ABS_RESAMPLES, SIGN_LEVEL, _abs_tails, _box_half_widths
 from genderprobe.data.name_lists import levy_names
 from genderprobe.errors import UserError
-from genderprobe import steps
 from genderprobe.studies.demet.dataset import SCENARIO_SETS, scenarios
 from genderprobe.studies.demet.items import usable_per_type
 from genderprobe.studies.demet.scores import GROUP_OF, GROUPS, PAIRS, TYPES

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, excludes
 from genderprobe.analysis.stats import percentile_interval
-from genderprobe import steps
 from genderprobe.studies.genmo.dataset import story_pairs
 
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, cluster_strengths, excludes
 from genderprobe.analysis.stats import percentile_interval
-from genderprobe import steps
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
 from genderprobe.studies.multilingual.dataset import word_list
 from genderprobe.studies.multilingual.headline import PRONOUN_PAPER_LANGUAGES

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, cluster_strengths
 from genderprobe.analysis.stats import DEFAULT_RESAMPLES
-from genderprobe import steps
 
 N_SCENARIOS = 109
 SPACE = 17_440_000  # the item space: 109 scenarios x 400 x 400 names
