@@ -260,7 +260,8 @@ def _execute(probe: Any, config: RunConfig) -> RunOutput:
     if config.until_decided is not None:
         return run_until_decided(probe, config, execute)
     generation = _generation(probe.default_generation, config)
-    counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
+    with steps.step("counting the run's requests"):
+        counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
     if counted is not None:  # a dry run above the limit: counted, nothing built
         return RunOutput(result=ProbeResult(metrics={}),
                          document=counted_document(probe, config.model, counted, config.max_requests))

@@ -62,7 +62,8 @@ class OpenRun:
 def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
     """Open what the run of ``probe`` needs; release all of it on leaving, however the run ends."""
     run = OpenRun()
-    run.models["model"], concurrency = _open_model(config)
+    with steps.step(f"opening {config.model}"):  # local weights take a while to load
+        run.models["model"], concurrency = _open_model(config)
     try:
         check_model(run.model, config)
         for role in ROLES[1:]:
