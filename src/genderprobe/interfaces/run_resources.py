@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,13 @@ from genderprobe.outputs.records import FILE_NAMES as RECORDS_FILES
 from genderprobe.outputs.records import open_sink
 from genderprobe.outputs.run_files import written
 from genderprobe.reading.reader_judge import ReaderJudge
-from genderprobe.steps import QuietWhileAsking
 
 # The models of a run, each with a runner of its own: the model and the judges (genderprobe.engine.accounting).
 ROLES = ("model", "judge", "checker", "reader_judge")
 # What a judge's progress line is called.
 _LABELS = {"judge": "judge", "checker": "checker", "reader_judge": "reader judge"}
+# What a probe does once a list of answers is back (the status of its work after the requests).
+_AFTER_ANSWERS = "reading the answers, computing metrics and intervals"
 
 
 @dataclass
@@ -94,41 +95,41 @@ def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
             run.store.close()
 
 
-_AFTER_ANSWERS = "reading the answers, computing metrics and intervals"
-
-
 def run_in(run: OpenRun, probe: Any, config: Any, generation: GenerationParams) -> ProbeResult:
-    """Run the probe on the opened models; a full disk under the records is one sentence.
-
-    The probe's work between and after its requests is a step a user sees (the runners' own
-    progress shows while they ask): what it does once answers are back is named as such."""
-    with steps.step("preparing the prompts") as working:
-
-        def quiet(runner: Any) -> Any:
-            return None if runner is None else QuietWhileAsking(runner, working, _AFTER_ANSWERS)
-
-        ctx = RunContext(
-            ask=quiet(run.runners["model"]),
-            generation=generation,
-            records=run.sink,
-            judge=quiet(run.runners["judge"]),
-            score_options=config.score_options,
-            constrain_answers=config.constrain_answers,
-            n_resamples=config.n_resamples,
-            seed=config.seed,
-            system_prompt=config.system_prompt,
-            checker=quiet(run.runners["checker"]),
-            reader_judge=run.reader_judge,
-        )
-        try:
-            result = probe.run(ctx)
-        except OSError as exc:  # the records' disk filled up: the answers are in the store
-            if config.out_dir is None or not is_full(exc):
-                raise
-            raise out_disk_error(run.records_path or Path(config.out_dir), exc) from None
+    """Run the probe on the opened models; a full disk under the records is one sentence."""
+    ctx = RunContext(
+        ask=run.runners["model"],
+        generation=generation,
+        records=run.sink,
+        judge=run.runners["judge"],
+        score_options=config.score_options,
+        constrain_answers=config.constrain_answers,
+        n_resamples=config.n_resamples,
+        seed=config.seed,
+        system_prompt=config.system_prompt,
+        checker=run.runners["checker"],
+        reader_judge=run.reader_judge,
+    )
+    try:
+        with steps.step("preparing the prompts") as working:
+            result = probe.run(_quiet_while_asking(ctx, working))
+    except OSError as exc:  # the records' disk filled up: the answers are in the store
+        if config.out_dir is None or not is_full(exc):
+            raise
+        raise out_disk_error(run.records_path or Path(config.out_dir), exc) from None
     if run.reader_judge:
         _add_reader_judge(result, run.reader_judge)
     return result
+
+
+def _quiet_while_asking(ctx: RunContext, working: steps.Step) -> RunContext:
+    """The context with runners whose requests leave the screen to their own progress, and after whose
+    answers ``working``, the step of the probe's own work, is named for what the probe does with them."""
+
+    def quiet(runner: Any) -> Any:
+        return None if runner is None else steps.QuietWhileAsking(runner, working, _AFTER_ANSWERS)
+
+    return replace(ctx, ask=quiet(ctx.ask), judge=quiet(ctx.judge), checker=quiet(ctx.checker))
 
 
 def _open_model(config: Any) -> tuple[Model, int]:
