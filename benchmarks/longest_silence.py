@@ -13,15 +13,16 @@ is over --limit seconds.
 
 Measured on the shared two-core machine (load 8 to 12 from other jobs), 2026-11-29:
 
-    command                                              before             after
-    plan demet --detect 0.1                              (all silent)       51.0 s, longest silence 5.2 s
-    run hiring-an --model reference:biased --sample-k    22.7 s, 22.4 s     63.6 s, longest silence 5.2 s
-      2000 --out DIR                                     (one line at end)  (14 status lines)
+    command                                   before (11c39f7)          after
+    plan demet --detect 0.1                   209.6 s, silent 209.6 s   44.0 s, longest silence 5.7 s
+                                              (35 s CPU)                (17 s CPU; the same plan)
+    run hiring-an --model reference:biased    22.7 s at load 1,         63.6 s, longest silence 5.2 s
+      --sample-k 2000 --out DIR               silent 22.4 s             (14 status lines)
 
-Before, the run printed one progress line at its end (at a load near 1); after, a
-status line every 5 s while the metrics were computed ("reading the answers,
-computing metrics and intervals... 28 s"). The first line comes within 5 s of the
-start at that load (imports and the prompts; 2 s on a quiet machine).
+Before, the run printed one progress line, at its end; after, a status line every
+5 s while the metrics are computed ("reading the answers, computing metrics and
+intervals... 28 s"). The first line comes within 6 s of the start at that load
+(imports and the prompts; about 2 s on a quiet machine).
 """
 
 from __future__ import annotations
