@@ -16,7 +16,7 @@ Measured on the shared two-core machine (load 8 to 12 from other jobs), 2026-11-
     command                                   before (11c39f7)          after
     plan demet --detect 0.1                   209.6 s, silent 209.6 s   44.0 s, longest silence 5.7 s
                                               (35 s CPU)                (17 s CPU; the same plan)
-    run hiring-an --model reference:biased    22.7 s at load 1,         63.6 s, longest silence 5.2 s
+    run hiring-an --model reference:biased    22.7 s at a lower load,   63.6 s, longest silence 5.2 s
       --sample-k 2000 --out DIR               silent 22.4 s             (14 status lines)
 
 Before, the run printed one progress line, at its end; after, a status line every
