@@ -53,8 +53,8 @@ class Step:
 # steps of a model's worker thread belong to the run that the main thread shows.
 _steps: list[Step] = []
 _lock = threading.Lock()
-# Told of every step that ends (the display, which says "done" where it showed the step).
-on_end: Callable[[Step], None] | None = None
+# Told of every step that ends, and whether it finished (the display, which says "done" where it showed it).
+on_end: Callable[[Step, bool], None] | None = None
 
 
 @contextmanager
@@ -75,14 +75,16 @@ def asking() -> Iterator[Step]:
 def _under_way(s: Step) -> Iterator[Step]:
     with _lock:
         _steps.append(s)
+    finished = False
     try:
         yield s
+        finished = True
     finally:
         with _lock:
             _steps.remove(s)
         told = on_end
         if told is not None:
-            told(s)
+            told(s, finished)
 
 
 def advance(n: int = 1) -> None:

@@ -58,6 +58,15 @@ def test_a_slow_step_is_shown_every_few_seconds_and_ends_with_its_time():
     assert display.lines[-1].startswith("computing bootstrap intervals: done in ")
 
 
+def test_a_step_that_fails_is_not_said_done():
+    display = Recorded()
+    with pytest.raises(RuntimeError), shown(display, after=0.1, every=0.1), steps.step("bootstrapping"):
+        time.sleep(0.5)
+        raise RuntimeError("stopped")
+    assert display.lines and not any("done" in line for line in display.lines)
+    assert steps.on_end is None and steps.shown_steps() == []
+
+
 def test_while_a_runner_asks_only_the_steps_inside_the_asking_are_shown():
     display = Recorded()
     with shown(display, after=0.2, every=0.2), steps.step("preparing the prompts") as working:

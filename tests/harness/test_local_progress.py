@@ -50,7 +50,7 @@ def test_hf_counts_the_token_steps_of_a_batch_whose_answers_end_together(tmp_pat
     from genderprobe import steps
 
     ended: list[steps.Step] = []
-    monkeypatch.setattr(steps, "on_end", ended.append)
+    monkeypatch.setattr(steps, "on_end", lambda s, finished: ended.append(s))
     folder = build_tiny_model(tmp_path / "llama", architecture="llama")
     model = get_model(f"hf:{folder}?dtype=float32&threads=1")
     try:

@@ -43,9 +43,9 @@ class _Watcher(threading.Thread):
             self.look()
 
     def look(self) -> None:
-        now = time.monotonic()
-        shown = steps.shown_steps()
-        with self.mutex:
+        with self.mutex:  # read under it, so that a step that has just ended is not shown again
+            now = time.monotonic()
+            shown = steps.shown_steps()
             if not shown or now - shown[0].started < self.after:
                 if self.showing is not None:
                     self.display.hide()
@@ -57,12 +57,16 @@ class _Watcher(threading.Thread):
                 self.last_line = now
                 self.display.show(steps.status_line(shown, now))
 
-    def ended(self, s: steps.Step) -> None:
-        """A step has ended: where it was the one shown, say so once, so that a log does not stop mid-step."""
+    def ended(self, s: steps.Step, finished: bool) -> None:
+        """A step has ended: where it was the one shown, say so once, so that a log does not stop mid-step
+        (an error or Ctrl-C says its own)."""
         with self.mutex:
             if s is self.showing:
                 self.showing = None
-                self.display.done(f"{s.what}: done in {time.monotonic() - s.started:,.0f} s")
+                if finished:
+                    self.display.done(f"{s.what}: done in {time.monotonic() - s.started:,.0f} s")
+                else:
+                    self.display.hide()
 
     def stop(self) -> None:
         self.halt.set()
