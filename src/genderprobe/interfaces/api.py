@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe import steps
 from genderprobe.analysis.sequential import run_until_decided
 from genderprobe.contract import ListSink, ProbeResult, limited
 from genderprobe.engine.dry_run import counted_document, dry_run_document
@@ -260,13 +261,26 @@ def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
 
 
 def execute(probe: Any, config: RunConfig) -> RunOutput:
-    """Run ``probe`` as ``config`` says, in the stages of every run: check, open, run, document, write."""
+    """Run ``probe`` as ``config`` says, in the stages of every run: check, open, run, document, write.
+
+    Where the run shows its progress, its steps without requests (the metrics, the files) show a
+    status too, once they take seconds (:mod:`genderprobe.outputs.activity`)."""
+    if config.progress is None:
+        return _execute(probe, config)
+    from genderprobe.outputs.activity import display_beside, shown
+
+    with shown(display_beside(config.progress)):
+        return _execute(probe, config)
+
+
+def _execute(probe: Any, config: RunConfig) -> RunOutput:
     probe = limited(probe, config.limit)
     check_options(probe, config)
     if config.until_decided is not None:
         return run_until_decided(probe, config, execute)
     generation = _generation(probe.default_generation, config)
-    counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
+    with steps.step("counting the run's requests"):
+        counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
     if counted is not None:  # a dry run above the limit: counted, nothing built
         return RunOutput(result=ProbeResult(metrics={}),
                          document=counted_document(probe, config.model, counted, config.max_requests))
@@ -284,12 +298,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         judge_prices = (config.judge_price_in, config.judge_price_out)
         prices = {"model": (config.price_in, config.price_out)} | dict.fromkeys(ROLES[1:], judge_prices)
         return RunOutput(result=result, document=dry_run_document(probe, run.model, run.runners, prices=prices))
-    out = RunOutput(result=result, document=results_document(probe, config, run, result, generation, started))
+    with steps.step("assembling the results (breakdown tests, validity)"):
+        out = RunOutput(result=result, document=results_document(probe, config, run, result, generation, started))
     if isinstance(run.sink, ListSink):
         out.records = run.sink.records
     if config.out_dir is not None:
-        out.results_path, out.records_path, out.parquet_path = write_run_files(
-            Path(config.out_dir), out.document, run.sink, run.records_path, parquet=config.records_parquet)
+        with steps.step(f"writing the results to {config.out_dir}"):
+            out.results_path, out.records_path, out.parquet_path = write_run_files(
+                Path(config.out_dir), out.document, run.sink, run.records_path, parquet=config.records_parquet)
     return out
 
 

@@ -35,6 +35,7 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
         _terminate_as_interrupt,
         common_defaults,
     )
+    from genderprobe.outputs.activity import display_for, shown
     from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report import compare, genderbench_card, suite_report
     from genderprobe.outputs.report.compare import Entry
@@ -42,6 +43,7 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
     from genderprobe.outputs.report.secrets import redact
     from genderprobe.outputs.suite_terminal import print_card, run_outcome
     from genderprobe.outputs.terminal import Progress, output_console
+    from genderprobe.steps import step
 
     if suite_file and config_file and suite_file != config_file:
         raise UserError("Give the suite file once, as an argument or with --config, not both.")
@@ -92,14 +94,19 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
             for line in suite_dry_run_lines(estimates):
                 click.echo(line)
         return
-    report = suite_report.write(suite.out)
-    docs = suites.documents(suite)
-    if not quiet:
-        console = output_console()
-        if docs:
+    # After the runs (each shows its own status): the report and the comparison, which take seconds.
+    console = output_console()
+    with shown(None if quiet else display_for()):
+        with step("writing the suite's report"):
+            report = suite_report.write(suite.out)
+        docs = suites.documents(suite)
+        if not quiet and docs:
             # Each run with its records, so runs of one probe are compared item by item.
-            print_leaderboard(compare([(doc, run.results, records_beside(suite.out / run.results, doc))
-                                       for run, doc in docs]), console)
+            with step(f"comparing the suite's {len(docs)} runs"):
+                compared = compare([(doc, run.results, records_beside(suite.out / run.results, doc))
+                                    for run, doc in docs])
+            print_leaderboard(compared, console)
+    if not quiet:
         click.echo(f"Suite: {suite.out / suites.SUITE_JSON}")
         click.echo(f"Report: {report}")
         if genderbench_card.shown(suite.probes):  # the card last, where it is read first
