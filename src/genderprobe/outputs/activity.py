@@ -204,7 +204,8 @@ def display_beside(progress: Any) -> Any:
     """The status display of a run whose request progress is ``progress``: none where the run shows none
     (``--quiet``, ``--json``, the API outside a notebook, a caller's own display), the notebook's in a
     notebook, else on the progress bar's console."""
-    from genderprobe.outputs.terminal import NotebookProgress, Progress
+    from genderprobe.outputs.notebook_progress import NotebookProgress
+    from genderprobe.outputs.terminal import Progress
 
     if isinstance(progress, NotebookProgress):
         return NotebookLine()
