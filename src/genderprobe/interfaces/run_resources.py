@@ -147,6 +147,7 @@ def _runner(config: Any, store: Store | None, model: Model, concurrency: int, ju
         "rpm": config.rpm,
         "tpm": config.tpm,
         "max_retries": config.max_retries,
+        "max_retry_after": config.max_retry_wait,
         "max_error_rate": config.max_error_rate,
         "cache_max_age": config.cache_max_age,
         "max_requests": config.max_requests,
