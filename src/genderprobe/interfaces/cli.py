@@ -30,8 +30,8 @@ from genderprobe.registry import all_probes, find_probe
 from genderprobe.version import __version__
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, too many failed or empty answers, "
-    "store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
+    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, failed requests above --max-error-rate, "
+    "more than half the answers empty, store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
     "3 a mark is worse than --fail-on-mark (results written); 130 interrupted."
 )
 
