@@ -6,9 +6,10 @@ Retry-After the server sends is the floor of the wait instead, never cut
 short: a request is not sent before the time the server named. A Retry-After
 longer than ``max_retry_after`` (``--max-retry-wait``, default
 :data:`MAX_RETRY_WAIT` seconds) stops the run (:class:`RetryWaitTooLong`,
-exit 1, every answer kept) instead of waiting in silence. A server that refused every connection before it ever
-answered is most likely not there (a wrong URL or port): it gets
-``FIRST_CONTACT_RETRIES`` tries, so the user hears so in about a second.
+exit 1, every answer kept) instead of waiting in silence. A server that
+refused every connection before it ever answered is most likely not there (a
+wrong URL or port): it gets ``FIRST_CONTACT_RETRIES`` tries, so the user
+hears so in about a second.
 Fatal errors (a bad key, an unknown model) are never retried; the runner
 stops on them.
 """

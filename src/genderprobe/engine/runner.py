@@ -145,7 +145,7 @@ class Runner:
         the run fails (None: never).
     max_retry_after: longest Retry-After waited out, in seconds (--max-retry-wait); a longer one stops the run.
     grace: seconds the requests in flight get to land in the store when the run stops.
-    spill_to: folders (beside the store's) for the spill file, should the store's disk fill up.
+    spill_to: folders earlier versions spilled to (--out): looked in for spill files, never written to.
     max_requests: most requests this runner takes, and sends with retries (None: no limit); above it, one sentence.
     """
 

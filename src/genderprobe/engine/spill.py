@@ -81,8 +81,11 @@ def keep_room(store_path: Path) -> None:
         finally:
             os.close(fd)
     except OSError:  # no room (or a read-only folder): the other spill folders remain
-        if folder.is_dir():
+        try:
             reserve.unlink(missing_ok=True)
+            folder.rmdir()  # only if empty: a spill file of an earlier run stays
+        except OSError:
+            pass
 
 
 def release_room(folder: Path) -> bool:
