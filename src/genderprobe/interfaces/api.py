@@ -66,6 +66,7 @@ class RunConfig:
     rpm: float | None = None
     tpm: float | None = None
     max_retries: int = 6
+    max_retry_wait: float = 300.0  # the longest Retry-After waited out; a longer one stops the run
     max_error_rate: float | None = 0.03
     executor: str = "local"  # or "ray": see genderprobe.engine.executors
     ray_address: str | None = None

@@ -30,8 +30,8 @@ from genderprobe.registry import all_probes, find_probe
 from genderprobe.version import __version__
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, too many failed or empty answers, "
-    "store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
+    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, failed requests above --max-error-rate, "
+    "more than half the answers empty, store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
     "3 a mark is worse than --fail-on-mark (results written); 130 interrupted."
 )
 
@@ -209,6 +209,7 @@ _COMMON = [
     click.option("--rpm", type=float, default=None, help="Requests-per-minute limit [default: none]."),
     click.option("--tpm", type=float, default=None, help="Tokens-per-minute limit [default: none]."),
     click.option("--max-retries", type=int, default=None, help="Retries per request for transient failures [default: 6]."),
+    click.option("--max-retry-wait", type=float, default=None, help="Longest Retry-After waited out, in seconds; a longer one stops the run [default: 300]."),
     click.option("--max-error-rate", type=float, default=None,
                  help="Share of requests that may fail after retries before the run fails [default: 0.03]."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -496,7 +497,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         ("generation", "max_tokens", "--max-tokens"), ("model", "timeout", "--timeout"),
         ("run", "concurrency", "--concurrency"), ("run", "rpm", "--rpm"), ("run", "tpm", "--tpm"),
         ("run", "max_retries", "--max-retries"), ("run", "max_error_rate", "--max-error-rate"),
-        ("run", "max_requests", "--max-requests"),
+        ("run", "max_requests", "--max-requests"), ("run", "max_retry_wait", "--max-retry-wait"),
     ):
         check_option(section, key, opts[key], flag)
     if opts["resamples"] < 1:
@@ -534,6 +535,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         rpm=merged(opts["rpm"], fc, "run", "rpm"),
         tpm=merged(opts["tpm"], fc, "run", "tpm"),
         max_retries=merged(opts["max_retries"], fc, "run", "max_retries", 6),
+        max_retry_wait=merged(opts["max_retry_wait"], fc, "run", "max_retry_wait", 300.0),
         max_error_rate=merged(opts["max_error_rate"], fc, "run", "max_error_rate", 0.03),
         executor=opts["executor"],
         ray_address=opts["ray_address"],

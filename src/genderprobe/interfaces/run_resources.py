@@ -162,10 +162,11 @@ def _runner(config: Any, store: Store | None, model: Model, concurrency: int, ju
         "rpm": config.rpm,
         "tpm": config.tpm,
         "max_retries": config.max_retries,
+        "max_retry_after": config.max_retry_wait,
         "max_error_rate": config.max_error_rate,
         "cache_max_age": config.cache_max_age,
         "max_requests": config.max_requests,
-        "spill_to": (config.out_dir,) if config.out_dir else (),  # should the store's disk fill up
+        "spill_to": (config.out_dir,) if config.out_dir else (),  # where earlier versions spilled: looked in
     }
     if judge_label is None:
         # A generate= function gets lists of its own batch size, each stored before the next is asked.

@@ -21,7 +21,9 @@ costs one request.
 
 from __future__ import annotations
 
+import inspect
 import os
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
@@ -30,10 +32,13 @@ from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
 from genderprobe.models.http_options import check_body
 from genderprobe.models.openai_compatible import (
+    NOT_UTF8,
     body_hash,
     checked_option,
+    decode_json,
     public_url,
     retry_after_seconds,
+    with_note,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -123,7 +128,8 @@ class AnthropicMessages(Model):
 
     async def _send(self, request: Request) -> Response:
         try:
-            message = await self.client().messages.create(**self.payload(request))
+            raw = await self.client().messages.with_raw_response.create(**self.payload(request))
+            return await _read(raw)
         except anthropic.APITimeoutError:
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
         except anthropic.APIConnectionError as exc:
@@ -139,10 +145,6 @@ class AnthropicMessages(Model):
         except anthropic.APIError as exc:  # an answer the SDK could not read
             raise ModelError(self._scrub(f"the server answered with malformed data ({type(exc).__name__})"),
                              kind="malformed") from None
-        except ValueError:
-            raise ModelError("the server answered with malformed JSON", kind="malformed") from None
-        try:
-            return read_message(message)
         except (AttributeError, TypeError, ValueError):
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None
 
@@ -172,6 +174,32 @@ class AnthropicMessages(Model):
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+async def _read(raw: Any) -> Response:
+    """The answer of a raw SDK response. A body that is not UTF-8 is read with its bad bytes
+    replaced and noted (see :func:`decode_json`): asking again would pay for the same bytes."""
+    body = raw.http_response.content
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        data, _ = decode_json(body)
+        response = read_message(_as_attributes(data))
+        response.finish_reason = with_note(response.finish_reason, NOT_UTF8)
+        return response
+    message = raw.parse()
+    if inspect.isawaitable(message):  # the SDK's async responses parse in a coroutine, older ones at once
+        message = await message
+    return read_message(message)
+
+
+def _as_attributes(value: Any) -> Any:
+    """JSON read as the SDK's objects are (``block.text``), for :func:`read_message`."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): _as_attributes(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_as_attributes(v) for v in value]
+    return value
 
 
 def read_message(message: Any) -> Response:

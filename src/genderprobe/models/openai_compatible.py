@@ -495,9 +495,22 @@ def unwrap_json_answer(text: str) -> str:
     return answer if isinstance(answer, str) else text
 
 
+# Appended to finish_reason (kept in the store and shown in records) when a body was not UTF-8.
+NOT_UTF8 = "body not UTF-8: bytes replaced with U+FFFD"
+
+
+def decode_json(raw: bytes) -> tuple[Any, bool]:
+    """A body's JSON, and whether bytes that are not UTF-8 were replaced (U+FFFD) to read it:
+    such an answer is paid for, and asking again would only pay for the same bytes."""
+    try:
+        return json.loads(raw), False
+    except UnicodeDecodeError:
+        return json.loads(raw.decode("utf-8", "replace")), True
+
+
 def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
     try:
-        data = json.loads(raw)
+        data, replaced = decode_json(raw)
         choice = data["choices"][0]
         message = choice["message"]
         content = message.get("content")
@@ -534,8 +547,12 @@ def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
         reasoning=reasoning or None,
         served_model=_text(data.get("model")),
         fingerprint=_text(data.get("system_fingerprint")),
-        finish_reason=_text(choice.get("finish_reason")),
+        finish_reason=with_note(_text(choice.get("finish_reason")), NOT_UTF8 if replaced else None),
     )
+
+
+def with_note(finish_reason: str | None, note: str | None) -> str | None:
+    return finish_reason if note is None else f"{finish_reason or 'stop'}; {note}"
 
 
 # A leading thinking block (vLLM without a reasoning parser, Ollama); unclosed when cut off mid-thought.
