@@ -139,3 +139,25 @@ def test_a_notebook_shows_a_slow_step_in_place(tmp_path):
     lines = [o.get("data", {}).get("text/plain", "") for o in notebook.cells[1].outputs]
     assert any(line.startswith("loading my model: done in 3 s") for line in lines), lines
     assert any(line.startswith("requests 20/20 (100%)") for line in lines), lines
+
+
+def test_a_piped_progress_line_goes_on_while_no_answer_arrives():
+    """A server that answers nothing for minutes: the log still gets a line every few seconds, and none
+    once the progress stops."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from genderprobe.outputs.terminal import Progress
+
+    out = io.StringIO()
+    progress = Progress(Console(file=out, width=200), every=0.2)
+    progress.expect(10)
+    time.sleep(0.9)
+    waiting = out.getvalue().splitlines()
+    assert len(waiting) >= 2 and all(line.startswith("requests 0/10") for line in waiting)
+    progress.stop()
+    stopped = len(out.getvalue().splitlines())
+    time.sleep(0.5)
+    assert len(out.getvalue().splitlines()) == stopped

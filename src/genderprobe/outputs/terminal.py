@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -73,7 +74,9 @@ class Progress:
     def expect(self, n: int) -> None:
         self.total += n
         if self.plain:
-            self._task = self._task or "plain"
+            if self._task is None:
+                self._task = "plain"
+                self._start_heartbeat()
             return
         if self._task is None:
             self._bar.start()
@@ -139,12 +142,33 @@ class Progress:
                 f"errors {self.errors:,}{self._waits() or '  retries 0'}  {rate:,.1f} req/s  "
                 f"elapsed {elapsed:,.0f} s  ETA {eta}")
 
+    def _start_heartbeat(self) -> None:
+        """A plain line every ``every`` seconds also while no answer arrives (a slow or throttling server),
+        so a log is never silent for long; :meth:`advance` prints the lines while answers flow."""
+        import weakref
+
+        self._quiet = quiet = threading.Event()
+        every, alive = self.every, weakref.ref(self)  # a progress dropped without stop() ends its heartbeat too
+
+        def beat() -> None:
+            while not quiet.wait(every):
+                progress = alive()
+                if progress is None:
+                    return
+                if time.monotonic() - progress._last_line >= progress.every:
+                    progress._last_line = time.monotonic()
+                    progress.show(progress.line())
+                del progress
+
+        threading.Thread(target=beat, name="progress-heartbeat", daemon=True).start()
+
     def stop(self) -> None:
         for child in self._children:
             child.stop()
         if self._task is None:
             return
         if self.plain:
+            self._quiet.set()
             self.show(self.line())
             self._task = None
             return
