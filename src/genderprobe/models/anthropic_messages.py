@@ -28,6 +28,7 @@ import anthropic
 
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.credentials import Scrubber, url_credentials
 from genderprobe.models.http_options import check_body
 from genderprobe.models.openai_compatible import (
     body_hash,
@@ -53,6 +54,8 @@ class AnthropicMessages(Model):
         key_env = options.api_key_env or "ANTHROPIC_API_KEY"
         self._api_key = options.api_key or os.environ.get(key_env) or None
         self._key_hint = key_env
+        self.secrets = (self._api_key or "", *url_credentials(base_url))
+        self._scrubber = Scrubber(self.secrets)
         extra = dict(options.extra)
         self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
         if extra:
@@ -164,9 +167,7 @@ class AnthropicMessages(Model):
         return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after, status=status)
 
     def _scrub(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        return self._scrubber(text)
 
     async def aclose(self) -> None:
         if self._client is not None:
