@@ -22,6 +22,7 @@ costs one request.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -151,7 +152,7 @@ class AnthropicMessages(Model):
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
         status = exc.status_code
-        detail = self._scrub(_message(exc))
+        detail = _message(exc, self._scrub)
         spec = self.spec
         if status in (401, 403):
             return ModelError(f"the API rejected the key for {spec} (HTTP {status}{detail}); check {self._key_hint} or --api-key-env",
@@ -192,11 +193,11 @@ def read_message(message: Any) -> Response:
     )
 
 
-def _message(exc: anthropic.APIStatusError) -> str:
+def _message(exc: anthropic.APIStatusError, scrub: Callable[[str], str]) -> str:
     body = exc.body
     try:
         message = body["error"]["message"]  # type: ignore[index]
-        return f": {str(message)[:200]}"
+        return f": {scrub(str(message))[:200]}"  # scrubbed whole: a cut could halve a secret
     except (KeyError, TypeError, IndexError):
         return ""
 

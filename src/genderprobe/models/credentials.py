@@ -44,13 +44,12 @@ def url_credentials(url: str) -> list[str]:
         found += [user, plain_user, password or "", plain_password]
         # aiohttp sends them as Authorization: Basic base64(user:password).
         found.append(base64.b64encode(f"{plain_user}:{plain_password}".encode()).decode())
-    for raw in parts.query.split("&"):
+    for raw in parts.query.split("&") if parts.query else ():
         name, _, value = raw.partition("=")
         if unquote(name) not in _PUBLIC_QUERY_FIELDS:
-            found.append(value)
-    found += [value for name, value in parse_qsl(parts.query, keep_blank_values=True)
-              if name not in _PUBLIC_QUERY_FIELDS]
-    return found
+            found.append(value)  # as sent; a server echoing its parsed query shows the decoded form
+    found += [value for name, value in parse_qsl(parts.query) if name not in _PUBLIC_QUERY_FIELDS]
+    return [f for f in found if f]
 
 
 def header_credentials(headers: dict[str, str]) -> list[str]:

@@ -320,7 +320,7 @@ class OpenAICompatible(Model):
 
     async def _http_error(self, status: int, raw: bytes, retry_after: str | None, payload: dict[str, Any]) -> ModelError:
         message, param, _ = _error_info(raw)
-        detail = self._scrub(f": {message[:200]}" if message else "")
+        detail = f": {self._scrub(message)[:200]}" if message else ""  # scrubbed whole: a cut could halve a secret
         spec = self.spec
         if status in (401, 403):
             return ModelError(
