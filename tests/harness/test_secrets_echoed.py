@@ -105,3 +105,20 @@ def test_an_error_text_is_scrubbed_before_it_is_cut_so_no_half_of_a_credential_i
     raw = json.dumps({"error": {"message": echo}}).encode()
     error = asyncio.run(model._http_error(500, raw, None, {}))
     assert BASIC[:4] not in str(error) and f"Basic {MARKER}" in str(error)
+
+
+def test_answers_from_ray_workers_are_scrubbed_by_the_driver_too(tmp_path):
+    # The workers hold the model; the runner that scrubs lives in the driver, which learns the secrets from them.
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    with CarelessServer(fail_share=0.25) as server:
+        url = f"http://{USER}:pw-9c2d%2Bs3cret@127.0.0.1:{server.port}/v1?api_key={QUERY_KEY}"
+        done = genderprobe("run", "relationship-levy", "--model", "openai:m", "--base-url", url, "--sample-k", "8",
+                           "--max-retries", "0", "--max-error-rate", "1", "--executor", "ray", "--ray-workers", "1",
+                           "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out"),
+                           "--resamples", "50", logs=tmp_path, name="ray", env=env)
+        assert done.returncode == 0, done.stderr.decode()
+    records = (tmp_path / "out" / "records.jsonl").read_text()
+    assert f"Basic {MARKER}" in records
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        assert not [s for s in SECRETS if s[:8].encode() in data], f"a credential leaked into {path}"
