@@ -33,8 +33,6 @@ def bound(request: Request) -> int:
 def cut(r: Response, request: Request) -> None:
     """Cut an answer longer than its bound, in place, noting in ``cut_from`` what arrived."""
     text, reasoning = r.text or "", r.reasoning or ""
-    if len(text) <= FLOOR and len(reasoning) <= FLOOR:  # nearly every answer: no bound to work out
-        return
     most = bound(request)
     if len(text) <= most and len(reasoning) <= most:
         return

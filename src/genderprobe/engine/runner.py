@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genderprobe.engine.answer_bound import cut
+from genderprobe.engine.answer_bound import FLOOR, cut
 from genderprobe.engine.claims import Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
@@ -587,8 +587,10 @@ class Runner:
         these rules), before the store, the records or a reader sees it: the run's credentials
         scrubbed from it (a server may echo them), and an answer longer than its bound cut
         (genderprobe.engine.answer_bound). In place."""
-        if self._scrub:
+        if self._scrub.secrets:
             self._scrub.response(r)
+        if r.cut_from is None and len(r.text or "") <= FLOOR and len(r.reasoning or "") <= FLOOR:
+            return  # nearly every answer (millions in a large run): no call further
         cut(r, request)
         if r.cut_from is not None:
             self.stats.cut += 1
