@@ -27,6 +27,16 @@ BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 SECRETS = (USER, PASSWORD, "pw-9c2d%2Bs3cret", QUERY_KEY, HEADER, BASIC)
 
 
+def readable(path: Path) -> bytes:
+    """A file's bytes, and for Parquet (compressed) its rows as JSON too, so a search sees the text."""
+    data = path.read_bytes()
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        data += json.dumps(pq.read_table(path).to_pylist(), default=str).encode()
+    return data
+
+
 def genderprobe(*args: str, logs: Path, name: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
     done = subprocess.run([sys.executable, "-m", "genderprobe", *args], env=env, capture_output=True, timeout=180)
     (logs / f"{name}.stdout").write_bytes(done.stdout)
@@ -55,7 +65,7 @@ def test_an_echoing_server_leaves_no_credential_in_any_file_or_on_standard_error
         for name, args in {"report": ["report", str(out)],
                            "export": ["cache", "export", str(tmp_path / "export.jsonl"), "--cache-dir", str(cache)]}.items():
             assert genderprobe(*args, logs=logs, name=name, env=env).returncode == 0
-    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p != config}
+    written = {p: readable(p) for p in tmp_path.rglob("*") if p.is_file() and p != config}
     assert {"responses.sqlite3", "results.json", "records.jsonl", "records.parquet", "report.html",
             "export.jsonl"} <= {p.name for p in written}
     for path, data in written.items():
@@ -70,6 +80,7 @@ def test_an_echoing_server_leaves_no_credential_in_any_file_or_on_standard_error
     assert all(f"Basic {MARKER}" in a and f"api_key={MARKER}" in a and f"X-Team-Token: {MARKER}" in a
                for a in answers)
     assert all(f"Basic {MARKER}" in e and f"api_key={MARKER}" in e for e in errors)
+    assert f"Basic {MARKER}".encode() in written[out / "records.parquet"]  # the search does see into Parquet
     # and the answers were still read: the choice before the echo counts
     assert sum(r["code"] in ("male", "female") for r in records) == len(answers)
 
@@ -120,5 +131,5 @@ def test_answers_from_ray_workers_are_scrubbed_by_the_driver_too(tmp_path):
     records = (tmp_path / "out" / "records.jsonl").read_text()
     assert f"Basic {MARKER}" in records
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
-        data = path.read_bytes()
+        data = readable(path)
         assert not [s for s in SECRETS if s[:8].encode() in data], f"a credential leaked into {path}"
