@@ -82,7 +82,9 @@ def response_fields(resp: Response) -> dict[str, Any]:
     * ``reasoning``: a reasoning model's thinking, only when it returned one
       (never read as the answer);
     * ``finish_reason``: only when it tells something ("length",
-      "content_filter", ...), not for a plain "stop"/"end_turn".
+      "content_filter", ...), not for a plain "stop"/"end_turn";
+    * ``cut_from``: only for an answer longer than its bound, cut to it before
+      anything read it: how many characters arrived (genderprobe.engine.answer_bound).
 
     A probe adds them with ``record.update(response_fields(resp))``. Where a
     record holds a second answer (a judge's), that answer's fields are nested
@@ -108,6 +110,8 @@ def response_fields(resp: Response) -> dict[str, Any]:
     finish = resp.finish_reason
     if finish and finish not in _PLAIN_FINISH:
         fields["finish_reason"] = finish
+    if resp.cut_from is not None:
+        fields["cut_from"] = resp.cut_from
     return fields
 
 
@@ -121,6 +125,7 @@ def response_columns(responses: Sequence[Response]) -> dict[str, list[Any]]:
         "reasoning": [r.reasoning or None for r in responses],
         "finish_reason": [None if not r.finish_reason or r.finish_reason in _PLAIN_FINISH else r.finish_reason
                           for r in responses],
+        "cut_from": [r.cut_from for r in responses],
     }
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe.engine.answer_bound import FLOOR, cut
 from genderprobe.engine.claims import Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
@@ -48,6 +49,7 @@ from genderprobe.engine.work_bounds import check_running_total, check_send
 from genderprobe.engine.work_queue import WAIT_POLL, WorkQueue, unique_missing
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
+from genderprobe.models.credentials import Scrubber
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
 log = logging.getLogger(__name__)
@@ -88,6 +90,7 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     empty: int = 0  # answers with no text (counted among the errors too)
+    cut: int = 0  # answers longer than their bound, cut to it (genderprobe.engine.answer_bound)
     # Requests identical to another of the same list: asked once, answered alike (counted among the cached).
     duplicates: int = 0
     # Answers another process was asking at the same time: waited for, not paid for (among the cached).
@@ -111,6 +114,7 @@ class RunStats:
             "errors": self.errors,
             "error_kinds": dict(self.error_kinds),
             "empty": self.empty,
+            "cut": self.cut,
             "duplicates": self.duplicates,
             "waited": self.waited,
             "retries": self.retries,
@@ -177,6 +181,7 @@ class Runner:
         if max_retries < 0:
             raise UserError(f"The number of retries must be at least 0; got {max_retries!r}.")
         self.model = model
+        self._scrub = Scrubber(getattr(model, "secrets", ()))  # a plugin's model may predate the attribute
         self.store = store if model.cacheable else None
         self.concurrency = max(1, int(concurrency))
         self.rpm = Pacer(rpm) if rpm else None
@@ -229,6 +234,7 @@ class Runner:
             for i, k in enumerate(keys):
                 hit = cached.get(k)
                 if hit is not None:
+                    self.receive(hit, requests[i])
                     responses[i] = hit
                     self.stats.note_server(hit)
             n_cached = sum(1 for r in responses if r is not None)
@@ -328,6 +334,7 @@ class Runner:
                     self.model.progress = None
                 errors = tokens = 0
                 for i, r in zip(idx, answers):
+                    self.receive(r, requests[i])
                     responses[i] = r
                     errors += self.tally(r)
                     tokens += r.prompt_tokens + r.completion_tokens
@@ -415,6 +422,7 @@ class Runner:
             except FatalModelError as exc:
                 halt(exc, failed_here=True)
                 return
+            self.receive(r, requests[i])
             responses[i] = r
             errors = self.tally(r)
             if self.writer is not None:
@@ -530,6 +538,7 @@ class Runner:
                 finally:
                     await self.limit.release()
             except ModelError as exc:
+                exc = self._scrub.error(exc)  # a server may echo the request: before any message shows it
                 if exc.fatal:
                     log.error("%s: %s", self.model.spec, exc)
                     raise FatalModelError(_fatal_sentence(self.model.spec, exc)) from None
@@ -594,6 +603,19 @@ class Runner:
         return self._tokens.prompt_tokens(request) + (request.params.max_tokens or 16)
 
     # -- bookkeeping -----------------------------------------------------
+
+    def receive(self, r: Response, request: Request) -> None:
+        """Where every answer enters the run (from the model, or from a store that may predate
+        these rules), before the store, the records or a reader sees it: the run's credentials
+        scrubbed from it (a server may echo them), and an answer longer than its bound cut
+        (genderprobe.engine.answer_bound). In place."""
+        if self._scrub.secrets:
+            self._scrub.response(r)
+        if r.cut_from is None and len(r.text or "") <= FLOOR and len(r.reasoning or "") <= FLOOR:
+            return  # nearly every answer (millions in a large run): no call further
+        cut(r, request)
+        if r.cut_from is not None:
+            self.stats.cut += 1
 
     def tally(self, r: Response) -> int:
         """Add one finished request to the stats; 1 if it is an error (count it only once it is kept).

@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS claims (
 _STORE_TABLES = {"meta", "responses", "errors", "claims"}
 
 # Response fields kept in ``extra`` when set.
-_EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason")
+_EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason", "cut_from")
 
 # SQLite's default limit on bound parameters is 999 in old builds.
 _CHUNK = 900

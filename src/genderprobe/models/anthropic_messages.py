@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -30,6 +31,7 @@ import anthropic
 
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.credentials import Scrubber, url_credentials
 from genderprobe.models.http_options import check_body
 from genderprobe.models.openai_compatible import (
     NOT_UTF8,
@@ -58,6 +60,8 @@ class AnthropicMessages(Model):
         key_env = options.api_key_env or "ANTHROPIC_API_KEY"
         self._api_key = options.api_key or os.environ.get(key_env) or None
         self._key_hint = key_env
+        self.secrets = (self._api_key or "", *url_credentials(base_url))
+        self._scrubber = Scrubber(self.secrets)
         extra = dict(options.extra)
         self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
         if extra:
@@ -150,7 +154,7 @@ class AnthropicMessages(Model):
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
         status = exc.status_code
-        detail = self._scrub(_message(exc))
+        detail = _message(exc, self._scrub)
         spec = self.spec
         if status in (401, 403):
             return ModelError(f"the API rejected the key for {spec} (HTTP {status}{detail}); check {self._key_hint} or --api-key-env",
@@ -166,9 +170,7 @@ class AnthropicMessages(Model):
         return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after, status=status)
 
     def _scrub(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        return self._scrubber(text)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -219,11 +221,11 @@ def read_message(message: Any) -> Response:
     )
 
 
-def _message(exc: anthropic.APIStatusError) -> str:
+def _message(exc: anthropic.APIStatusError, scrub: Callable[[str], str]) -> str:
     body = exc.body
     try:
         message = body["error"]["message"]  # type: ignore[index]
-        return f": {str(message)[:200]}"
+        return f": {scrub(str(message))[:200]}"  # scrubbed whole: a cut could halve a secret
     except (KeyError, TypeError, IndexError):
         return ""
 

@@ -71,6 +71,7 @@ import aiohttp
 
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.credentials import Scrubber, header_credentials, url_credentials
 from genderprobe.models.http_options import check_body, check_header_name, check_headers
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -124,6 +125,8 @@ class OpenAICompatible(Model):
         self._key_hint = options.api_key_env or "OPENAI_API_KEY"
         self.timeout = options.timeout
         self._read_options(dict(options.extra))
+        self.secrets = (self._api_key or "", *header_credentials(self.headers), *url_credentials(self.base_url))
+        self._scrubber = Scrubber(self.secrets)
         self.spec = f"openai:{model}"
         self._identity = self._make_identity()
         self._endpoint = self._url("/chat/completions")
@@ -317,7 +320,7 @@ class OpenAICompatible(Model):
 
     async def _http_error(self, status: int, raw: bytes, retry_after: str | None, payload: dict[str, Any]) -> ModelError:
         message, param, _ = _error_info(raw)
-        detail = self._scrub(f": {message[:200]}" if message else "")
+        detail = f": {self._scrub(message)[:200]}" if message else ""  # scrubbed whole: a cut could halve a secret
         spec = self.spec
         if status in (401, 403):
             return ModelError(
@@ -370,11 +373,8 @@ class OpenAICompatible(Model):
         return _DROP.get(field, "check the generation parameters and model options")
 
     def _scrub(self, text: str) -> str:
-        """Servers sometimes echo the key (or another header) back; it must not reach a message, the store or a log."""
-        for secret in (self._api_key, *self.headers.values()):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """Servers sometimes echo a credential back; it must not reach a message, the store or a log."""
+        return self._scrubber(text)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -24,7 +24,7 @@ from genderprobe.analysis.sequential import stopped_early_warnings
 from genderprobe.analysis.validity import assess
 from genderprobe.contract import ProbeResult
 from genderprobe.data.packaged import all_data_files
-from genderprobe.engine.accounting import empty_warnings, runner_accounting
+from genderprobe.engine.accounting import cut_warnings, empty_warnings, runner_accounting
 from genderprobe.models.base import GenerationParams, Model
 from genderprobe.outputs.paper_tables import paper_section
 from genderprobe.version import __version__
@@ -146,8 +146,9 @@ def _warning_sources(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         run.reader_judge.readings.warnings() if run.reader_judge else [],
         # what a backend had to change to be answered (a reasoning model's temperature)
         [note for model in run.models.values() if model is not None for note in model.notes],
-        # empty answers (genderprobe.engine.accounting)
+        # empty answers, and answers cut to their bound (genderprobe.engine.accounting)
         empty_warnings(document["run"]),
+        cut_warnings(document["run"]),
         # the probe's own (a sample missing topics)
         list(result.extra.get("warnings") or []),
         # intervals read at a size the answers chose (genderprobe.analysis.sequential)

@@ -51,7 +51,7 @@ _LIST_GENDER = {"women": "female", "men": "male", "neutral": "neutral"}
 # Fields that are the answer, its reading, its cost or its identity, never a breakdown group.
 NOT_GROUPS = frozenset({
     "prompt", "answer", "reasoning", "code", "stance", "vote", "error", "refusal", "reader_judge", "read_by",
-    "cached", "prompt_tokens", "completion_tokens", "finish_reason", "option_logprobs", "judge_turns",
+    "cached", "prompt_tokens", "completion_tokens", "finish_reason", "cut_from", "option_logprobs", "judge_turns",
     "examples", "chosen", "unmatched", "story", "score", "human_score", "p_she", "item", "uid", "pair",
     "repetition", "run", "slot", "man_option", "x_option", "gender", "list", "null", "rounds", "stopped",
     "undetected_reason", "temperature", "null_for", "prompt_index", "readers",
