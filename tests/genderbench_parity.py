@@ -12,9 +12,10 @@ Make it ahead of the tests (CI does; about 80 s here)::
 
     python3 tests/genderbench_parity.py --install
 
-A test that needs it and finds it missing makes it then. Where it cannot be
-made (no package registry), the test is skipped with pip's own words, except
-under CI or with ``GENDERPROBE_PARITY_REQUIRED=1``, where it fails.
+A test that needs it and finds it missing is skipped (the README's default test
+tier, which must not spend minutes installing GenderBench), except under CI or
+with ``GENDERPROBE_PARITY_REQUIRED=1``, where the test makes it, and fails where
+it cannot be made (no package registry) with pip's own words.
 
 NLTK 3.8.1 reads its English sentence model (Punkt) from a pickle that
 ``nltk.download`` fetches at run time, which cannot be reached here: the
@@ -132,8 +133,9 @@ def _run(cmd: list[str], what: str) -> None:
         raise ParityUnavailable(f"{what} failed (exit {done.returncode}):\n{tail}")
 
 
-def ensure_venv(minimum: tuple[int, int] | None = None) -> Path:
-    """GenderBench's environment, made on first use (one maker at a time; others wait for it).
+def ensure_venv(minimum: tuple[int, int] | None = None, *, make: bool = True) -> Path:
+    """GenderBench's environment, made on first use (one maker at a time; others wait for it), or with
+    ``make`` False only found (ParityUnavailable when it is not made yet).
 
     minimum: the Python version GenderBench's code needs. Every probe runs in the environment of a
     Python new enough for all of them (:data:`MIN_PYTHON`) where this machine has one, so that one
@@ -149,6 +151,8 @@ def ensure_venv(minimum: tuple[int, int] | None = None) -> Path:
     venv, key = venv_dir(version), _key(version)
     if _ready(venv, key):
         return venv
+    if not make:
+        raise ParityUnavailable(f"not made yet (python3 tests/genderbench_parity.py --install makes it in {venv})")
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / f"{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -311,16 +315,17 @@ def differences(ours: Mapping[str, Any], theirs: GenderBenchRun, *, excluded: It
 
 def require(probe: str | None = None) -> Path:
     """GenderBench's environment for a test (of GenderBench's probe class ``probe``, where it needs a newer
-    Python: MIN_PYTHON): made if missing; skipped where it cannot be made, but under CI or
-    GENDERPROBE_PARITY_REQUIRED=1, where that fails the test."""
+    Python: MIN_PYTHON): skipped where it is not made; under CI or GENDERPROBE_PARITY_REQUIRED=1
+    made if missing, and the test fails where it cannot be made."""
     import pytest
 
+    required = bool(os.environ.get("CI") or os.environ.get("GENDERPROBE_PARITY_REQUIRED"))
     try:
-        return ensure_venv(MIN_PYTHON.get(probe) if probe else None)
+        return ensure_venv(MIN_PYTHON.get(probe) if probe else None, make=required)
     except ParityUnavailable as exc:
-        if os.environ.get("CI") or os.environ.get("GENDERPROBE_PARITY_REQUIRED"):
+        if required:
             pytest.fail(f"GenderBench's environment is needed and cannot be made: {exc}")
-        pytest.skip(f"GenderBench's environment cannot be made here (no package registry?): {exc}")
+        pytest.skip(f"GenderBench's environment: {exc}")
 
 
 def ours_of(result, letters: str = "ABCD") -> dict[str, Any]:
