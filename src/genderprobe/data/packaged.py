@@ -22,8 +22,18 @@ from genderprobe.registry import study_data_folders
 SHARED = "genderprobe"  # the package whose data folder holds what several studies use
 
 
+# The keys this process has read: a superset of what its runs drew on, so an export can ship the licences of
+# that data (genderprobe.outputs.hf_dataset) rather than all of them.
+_READ: set[str] = set()
+
+
+def keys_read() -> frozenset[str]:
+    return frozenset(_READ)
+
+
 def data_file(key: str) -> Traversable:
     """The packaged file named ``key``."""
+    _READ.add(key)
     prefix, _, rest = key.partition("/")
     folder = study_data_folders().get(prefix)
     if folder is not None:

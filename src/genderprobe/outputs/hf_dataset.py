@@ -94,17 +94,26 @@ def _metrics_parquet(doc: dict[str, Any], path: Path) -> None:
 
 
 def _copy_licences(folder: Path) -> list[str]:
-    """Every licence of genderprobe's packaged data (which files a probe draws on is not
-    tracked, so all of them: too many is safe, too few is not)."""
-    from genderprobe.data.packaged import all_data_files
+    """The licences of the packaged data this process read (the run's data; a licence covers its folder and
+    those below it), or every licence where that cannot be told: the export is made in another process, or a
+    file read has no licence above it. Too many is safe, too few is not."""
+    from genderprobe.data.packaged import all_data_files, keys_read
 
+    files = all_data_files()
+    licences = {key: item for key, item in files.items() if item.name.upper().startswith(("LICENSE", "LICENCE"))}
+
+    def covers(licence: str, key: str) -> bool:
+        return key.startswith(licence.rpartition("/")[0] + "/")
+
+    read = [key for key in keys_read() if key in files and key not in licences]
+    if read and all(any(covers(licence, key) for licence in licences) for key in read):
+        licences = {k: v for k, v in licences.items() if any(covers(k, key) for key in read)}
     folder.mkdir()
     copied = []
-    for key, item in all_data_files().items():
-        if item.name.upper().startswith(("LICENSE", "LICENCE")):
-            name = key.replace("/", "-")
-            (folder / name).write_bytes(item.read_bytes())
-            copied.append(name)
+    for key, item in licences.items():
+        name = key.replace("/", "-")
+        (folder / name).write_bytes(item.read_bytes())
+        copied.append(name)
     return copied
 
 
@@ -149,7 +158,7 @@ def dataset_card(doc: dict[str, Any], licences: list[str], has_prompt: bool = Tr
               "- `results.json`: the full results, as genderprobe wrote them.", "",
               "## Licences", "",
               "The prompts are built from published datasets packaged with genderprobe; the licences of "
-              "all of them, this probe's among them, are in `LICENSES/`: "
+              "the data they draw on (of all of it, where the export could not tell which) are in `LICENSES/`: "
               + ", ".join(f"`{name}`" for name in licences) + ".", ""]
     return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n" + "\n".join(lines)))
 
