@@ -838,3 +838,13 @@ def with_abs_interval(estimate: Estimate, interval: Estimate, method: str,
 def folded_abs(estimate: Estimate, signed: Estimate, genderbench: tuple[float, float] | None = None) -> Estimate:
     """``estimate`` of |d| with the folded interval of ``signed``, d's own estimate (see with_abs_interval)."""
     return with_abs_interval(estimate, folded_interval(signed), FOLDED, genderbench)
+
+
+def max_abs(estimate: Estimate, points: Sequence[float], draws: Sequence[np.ndarray],
+            genderbench: tuple[float, float] | None = None, bound: float | None = None) -> Estimate:
+    """``estimate`` of max_g |d_g| with the interval of :func:`max_abs_interval` (see with_abs_interval).
+
+    points: the m signed d_g; draws: their m arrays of joint bootstrap values (the same resamples).
+    """
+    box = max_abs_interval(points, np.column_stack(draws), estimate.n or 0, bound=bound)
+    return with_abs_interval(estimate, box, MAX_ABS_BOX, genderbench)
