@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from statistics import NormalDist
@@ -840,11 +840,13 @@ def folded_abs(estimate: Estimate, signed: Estimate, genderbench: tuple[float, f
     return with_abs_interval(estimate, folded_interval(signed), FOLDED, genderbench)
 
 
-def max_abs(estimate: Estimate, points: Sequence[float], draws: Sequence[np.ndarray],
-            genderbench: tuple[float, float] | None = None, bound: float | None = None) -> Estimate:
-    """``estimate`` of max_g |d_g| with the interval of :func:`max_abs_interval` (see with_abs_interval).
 
-    points: the m signed d_g; draws: their m arrays of joint bootstrap values (the same resamples).
-    """
-    box = max_abs_interval(points, np.column_stack(draws), estimate.n or 0, bound=bound)
+def max_gap(estimate: Estimate, points: Mapping[str, float], draws: Mapping[str, np.ndarray],
+            pairs: Sequence[tuple[str, str]], genderbench: tuple[float, float] | None = None,
+            bound: float | None = None) -> Estimate:
+    """``estimate`` of the largest |a - b| over ``pairs`` of metrics, with :func:`max_abs_interval`'s
+    interval (see with_abs_interval). points, draws: each metric's value and bootstrap values (the
+    same resamples for all)."""
+    box = max_abs_interval([points[a] - points[b] for a, b in pairs],
+                           np.column_stack([draws[a] - draws[b] for a, b in pairs]), estimate.n or 0, bound=bound)
     return with_abs_interval(estimate, box, MAX_ABS_BOX, genderbench)

@@ -28,7 +28,7 @@ from genderprobe.analysis.genderbench_stats import (
     sample_items,
 )
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition, max_abs
+from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -144,9 +144,8 @@ def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
     est = boot.estimate(name, n)
     if name != "max_diff":
         return est
-    rates = [(boot.points[r], boot.draws[r]) for r in RATE_NAMES]
-    return max_abs(est, [rates[a][0] - rates[b][0] for a, b in PAIRS],
-                   [rates[a][1] - rates[b][1] for a, b in PAIRS], genderbench_interval(boot.draws[name]), bound=1.0)
+    return max_gap(est, boot.points, boot.draws, [(RATE_NAMES[a], RATE_NAMES[b]) for a, b in PAIRS],
+                   genderbench_interval(boot.draws[name]), bound=1.0)
 
 
 def _oracles(item: Item) -> list[dict]:
