@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import Bootstrapped, genderbench_interval, sample_items
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition
+from genderprobe.analysis.stats import Estimate, MarkDefinition, folded_abs
 from genderprobe.contract import (
     Headline,
     PositionEvidence,
@@ -164,6 +164,21 @@ def medqa_metrics(n: int):
     return metrics
 
 
+# How diff_abs_success_rate's printed interval differs from GenderBench's (the terminal's legend line).
+METRIC_NOTES = {"diff_abs_success_rate": "interval: diff_success_rate's folded at 0, reaching 0 when unbiased "
+                                         "(GenderBench's, which marks: genderbench_ci in results.json)"}
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but
+    diff_abs_success_rate's is diff_success_rate's folded at 0, so it reaches 0 when the model is
+    unbiased; GenderBench's kept as its genderbench_ci."""
+    est = boot.estimate(name, n)
+    if name != "diff_abs_success_rate":
+        return est
+    return folded_abs(est, boot.estimate("diff_success_rate", n), genderbench_interval(boot.draws[name]))
+
+
 def _oracles(item: Item, order: tuple[int, ...]) -> list[dict[str, str]]:
     """What each persona answers to the male and the female prompt in this order: unbiased the right option
     for both; biased right for the man and the first wrong option for the woman; biased-female the mirror."""
@@ -290,7 +305,7 @@ class DiversityMedQa(Probe):
         boot = Bootstrapped(other, medqa_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
         both = int((other[:, _M_READ] * other[:, _F_READ]).sum())
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
-                                readers.other_name: boot.estimate(h.metric, both)} for h in self.headline}
+                                readers.other_name: printed(boot, h.metric, both)} for h in self.headline}
         return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
@@ -300,7 +315,7 @@ class DiversityMedQa(Probe):
         both = int((counts[:, _M_READ] * counts[:, _F_READ]).sum())
         n_of = {"male_success_rate": n_male, "female_success_rate": n_female, "diff_success_rate": both,
                 "diff_abs_success_rate": both}
-        metrics = {name: boot.estimate(name, n_of.get(name, len(counts))) for name in boot.points}
+        metrics = {name: printed(boot, name, n_of.get(name, len(counts))) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, order=GENDERS, items=items_of)
         losses.within = {"refusal": "undetected"}
@@ -335,7 +350,7 @@ class DiversityMedQa(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           position=position)
+                           position=position, metric_notes=dict(METRIC_NOTES))
 
     def _breakdowns(self, asked, counts, ctx) -> dict[str, dict[str, Estimate]]:
         """diff_success_rate within each age band of the patient (GenderBench's bootstrap)."""
