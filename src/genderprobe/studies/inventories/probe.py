@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import DISPARITY_NOTE, Bootstrapped, printed, sample_items
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -258,7 +258,7 @@ class Inventories(Probe):
         other_n = _items_behind(other)
         result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
             h.metric: {readers.used: result.metrics[h.metric],
-                       readers.other_name: other_boot.estimate(h.metric, other_n[h.metric])} for h in self.headline})
+                       readers.other_name: printed(other_boot, h.metric, other_n[h.metric])} for h in self.headline})
         return result
 
     def _result(self, ctx, kept: list[Item], counts: np.ndarray, tally: np.ndarray, evidence, lost,
@@ -267,7 +267,7 @@ class Inventories(Probe):
         n = len(counts)
         boot = bootstrapped(counts, cycles=ctx.n_resamples, seed=ctx.seed)
         n_of = _items_behind(counts)
-        metrics: dict[str, Estimate] = {name: boot.estimate(name, n_of[name]) for name in boot.points}
+        metrics: dict[str, Estimate] = {name: printed(boot, name, n_of[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, by="gender of the trait",
                              order=GENDERS, items=items_of)
@@ -317,7 +317,8 @@ class Inventories(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                           metric_notes=dict(DISPARITY_NOTE))
 
 
 def _mean(counts: np.ndarray, source: str, gender: str) -> float | None:
