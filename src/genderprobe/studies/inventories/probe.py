@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import DISPARITY_NOTE, Bootstrapped, printed, sample_items
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -318,7 +318,7 @@ class Inventories(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           metric_notes=dict(DISPARITY_NOTE))
+                           metric_notes=folded_note("disparity"))
 
 
 def _mean(counts: np.ndarray, source: str, gender: str) -> float | None:
