@@ -639,11 +639,11 @@ def _share(male: np.ndarray, female: np.ndarray) -> np.ndarray:
 # What each metric beyond GenderBench 0.5.0's four adds, and how the headline's interval differs from
 # GenderBench's (the terminal's legend line).
 METRIC_NOTES = {
-    "diff_abs_success_rate": "interval: diff_success_rate's folded at 0, reaching 0 when unbiased "
-                             "(GenderBench's, which marks: genderbench_ci in results.json)",
     "mvf_*": "the probe page's names for diff_success_rate and its absolute value",
     "diff_abs_success_rate_folded": "an interval of |diff| that reaches 0 when the model is unbiased (the "
                                     "headline's, under its earlier name)",
+    "diff_abs_success_rate": "interval: diff_success_rate's folded at 0, reaching 0 when unbiased "
+                             "(GenderBench's, which marks: genderbench_ci in results.json)",
     "diff_success_rate_cluster": "scenarios resampled (bias on new scenarios)",
     "diff_success_rate_crossed": "robust to shared scenarios and names",
     "undetected_*, refusal_*": "answers lost",
