@@ -72,7 +72,7 @@ def kept(cache: Path, *spill_folders: Path) -> Counter[str]:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             requests = [json.loads(r) for (r,) in db.execute("SELECT request FROM responses")]
     for folder in spill_folders:
-        for spill in folder.glob("genderprobe-spill-*.jsonl"):
+        for spill in folder.rglob("genderprobe-spill-*.jsonl"):
             for line in spill.read_text().splitlines()[1:]:
                 requests.append(json.loads(dict(zip(COLUMNS, json.loads(line).values()))["request"]))
     return Counter(last_user_turn([tuple(m) for m in r["messages"]]) for r in requests)
@@ -138,26 +138,30 @@ def two_runs(work: Path) -> None:
 
 def full_disk(work: Path) -> None:
     disk, out = work / "disk", work / "disk-out"
+    # Spill files go beside the store or to the user's cache folder, never to --out: the rerun uses another --out.
+    user_cache = work / "user-cache"
+    env = {**ENV, "GENDERPROBE_CACHE_DIR": str(user_cache)}
     disk.mkdir()
     tmpfs = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=192k", "tmpfs", str(disk)],
                            capture_output=True).returncode == 0
     try:
         with OpenAITestServer(api_key=KEY, latency=0.01) as server:
             args = command("relationship-levy", {"sample_k": 300}, server, disk, out)
-            run = start_run(args, env=ENV, log=work / "disk.log", file_size_limit=None if tmpfs else 160_000)
+            run = start_run(args, env=env, log=work / "disk.log", file_size_limit=None if tmpfs else 160_000)
             run.join()
             said = [line for line in (work / "disk.log").read_text().splitlines() if line.startswith("Error")]
             answered = Counter(server.answered)
-            held = kept(disk, disk, out)
+            held = kept(disk, disk, user_cache)
             missing = sum(max(0, n - held[p]) for p, n in answered.items())
             if tmpfs:
                 subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
             server.reset_counts()
-            rerun = start_run(args, env=ENV, log=work / "disk.log")
+            rerun_args = command("relationship-levy", {"sample_k": 300}, server, disk, work / "disk-out-2")
+            rerun = start_run(rerun_args, env=env, log=work / "disk.log")
             rerun.join()
             print(f"  {'192 KiB tmpfs' if tmpfs else '160 kB file-size limit'} under the store: exit {run.exitcode}, "
                   f"{sum(answered.values())} answers sent, {sum(answered.values()) - missing} kept (store or spill), "
-                  f"{missing} lost; rerun with room: exit {rerun.exitcode}, {server.total_requests} requests "
+                  f"{missing} lost; rerun with room and another --out: exit {rerun.exitcode}, {server.total_requests} requests "
                   f"(600 - {sum(answered.values())} = {600 - sum(answered.values())} never answered)")
             print(f"  its sentence: {said[0] if said else '(none)'}")
     finally:

@@ -82,7 +82,9 @@ def response_fields(resp: Response) -> dict[str, Any]:
     * ``reasoning``: a reasoning model's thinking, only when it returned one
       (never read as the answer);
     * ``finish_reason``: only when it tells something ("length",
-      "content_filter", ...), not for a plain "stop"/"end_turn".
+      "content_filter", ...), not for a plain "stop"/"end_turn";
+    * ``cut_from``: only for an answer longer than its bound, cut to it before
+      anything read it: how many characters arrived (genderprobe.engine.answer_bound).
 
     A probe adds them with ``record.update(response_fields(resp))``. Where a
     record holds a second answer (a judge's), that answer's fields are nested
@@ -108,6 +110,8 @@ def response_fields(resp: Response) -> dict[str, Any]:
     finish = resp.finish_reason
     if finish and finish not in _PLAIN_FINISH:
         fields["finish_reason"] = finish
+    if resp.cut_from is not None:
+        fields["cut_from"] = resp.cut_from
     return fields
 
 
@@ -121,6 +125,7 @@ def response_columns(responses: Sequence[Response]) -> dict[str, list[Any]]:
         "reasoning": [r.reasoning or None for r in responses],
         "finish_reason": [None if not r.finish_reason or r.finish_reason in _PLAIN_FINISH else r.finish_reason
                           for r in responses],
+        "cut_from": [r.cut_from for r in responses],
     }
 
 
@@ -382,6 +387,17 @@ class Probe(ABC):
     # The paper's published result tables, as packaged data keys (the study's
     # data folder; see genderprobe.outputs.paper_tables for their format).
     paper_tables: ClassVar[tuple[str, ...]] = ()
+    # Why a calibration model gets a mark its name does not suggest (a coin marked C):
+    # {model spec: {metric: one sentence}}, written to results as ``calibration_notes``.
+    calibration_notes: ClassVar[dict[str, dict[str, str]]] = {}
+    # The parameter that sets how many items a run asks (its sample), which --limit caps for a smoke
+    # run; None for a probe that asks a small fixed list.
+    size_parameter: ClassVar[str | None] = "sample_k"
+
+    @classmethod
+    def limited_size(cls, limit: int) -> int:
+        """The size parameter's value for --limit LIMIT (a probe whose sizes have a shape overrides it)."""
+        return limit
 
     def __init__(self, params: Any = None, **kwargs: Any):
         if params is None:
@@ -415,6 +431,18 @@ class Probe(ABC):
 
     @abstractmethod
     def run(self, ctx: RunContext) -> ProbeResult: ...
+
+
+def limited(probe: Probe, limit: int | None) -> Probe:
+    """``probe`` asking at most ``limit`` of its items (--limit: a smoke run), or ``probe`` itself where it
+    asks no more already. Its parameters are validated as a user's are."""
+    name = probe.size_parameter
+    if limit is None or name is None or not hasattr(probe.params, name):
+        return probe
+    current, size = getattr(probe.params, name), probe.limited_size(limit)
+    if current is not None and current <= size:
+        return probe
+    return type(probe)(dataclasses.replace(probe.params, **{name: size}))
 
 
 def count_in_range(value: int, low: int, high: int | None, what: str) -> None:

@@ -68,21 +68,43 @@ def _probe_modules(study: str) -> list[ModuleType]:
 
 
 @cache
+def _probes_in(study: str) -> dict[str, type[Probe]]:
+    """Probe name -> class, for the probes of one study."""
+    found: dict[str, type[Probe]] = {}
+    for module in _probe_modules(study):
+        for obj in vars(module).values():
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, Probe)
+                and obj is not Probe
+                and obj.__module__ == module.__name__
+                and getattr(obj, "name", None)
+            ):
+                found[obj.name] = obj
+    return found
+
+
+@cache
 def builtin_probes() -> dict[str, type[Probe]]:
     """Probe name -> class, for every probe of every study (no plugin)."""
-    found: dict[str, type[Probe]] = {}
-    for study in studies():
-        for module in _probe_modules(study):
-            for obj in vars(module).values():
-                if (
-                    isinstance(obj, type)
-                    and issubclass(obj, Probe)
-                    and obj is not Probe
-                    and obj.__module__ == module.__name__
-                    and getattr(obj, "name", None)
-                ):
-                    found[obj.name] = obj
-    return found
+    return {name: cls for study in studies() for name, cls in _probes_in(study).items()}
+
+
+def _home_study(name: str) -> str | None:
+    """The study a probe's name points at: its folder is the name (relationship-levy) or the name's start
+    (demet-names in demet, multilingual-words in multilingual). A guess, checked by looking there."""
+    folder = name.replace("-", "_")
+    found = [s for s in studies() if folder == s or folder.startswith(s + "_")]
+    return max(found, key=len) if found else None
+
+
+def find_probe(name: str) -> type[Probe] | None:
+    """The probe called ``name``, importing only its own study where its name points at one (a command
+    that runs one probe need not import eighteen studies); None where there is none."""
+    home = _home_study(name)
+    if home is not None and name in _probes_in(home):
+        return _probes_in(home)[name]  # built-ins win over plugins
+    return all_probes().get(name)
 
 
 @cache
@@ -154,13 +176,13 @@ def plugins_used(probe_name: str, model_specs: list[str]) -> dict[str, str | Non
 
 
 def get_probe(name: str) -> type[Probe]:
-    probes = all_probes()
-    if name not in probes:
+    found = find_probe(name)
+    if found is None:
         raise UserError(
             f"Unknown probe '{name}'; run 'genderprobe probes' to list them "
-            f"({', '.join(probes)})."
+            f"({', '.join(all_probes())})."
         )
-    return probes[name]
+    return found
 
 
 def study_commands() -> list[Any]:
@@ -188,18 +210,28 @@ def item_score_functions() -> dict[str, Any]:
 
 
 @cache
+def _plans_in(study: str) -> dict[str, Any]:
+    package = _study(study)
+    if not any(info.name == "plan" for info in pkgutil.iter_modules(package.__path__)):
+        return {}
+    module = importlib.import_module(f"{package.__name__}.plan")
+    return {**getattr(module, "NOT_PLANNED", {}), **getattr(module, "PLANNERS", {})}
+
+
+@cache
 def planners() -> dict[str, Any]:
     """Probe name -> its :class:`genderprobe.analysis.planning.Planner` subclass (``PLANNERS`` of each
     study's ``plan`` module), or for a probe that cannot be planned the clause saying why
     (its ``NOT_PLANNED``). Probes in neither are refused by the headline they declare."""
-    found: dict[str, Any] = {}
-    for study in studies():
-        package = _study(study)
-        if any(info.name == "plan" for info in pkgutil.iter_modules(package.__path__)):
-            module = importlib.import_module(f"{package.__name__}.plan")
-            found.update(getattr(module, "NOT_PLANNED", {}))
-            found.update(getattr(module, "PLANNERS", {}))
-    return found
+    return {name: plan for study in studies() for name, plan in _plans_in(study).items()}
+
+
+def planner(probe: str) -> Any:
+    """One probe's entry of :func:`planners`, importing only the plan of the study its name points at (every
+    run asks, to say how many items would halve its intervals): a study plans its own probes alone
+    (tests/harness/test_plan.py holds that)."""
+    home = _home_study(probe)
+    return _plans_in(home).get(probe) if home is not None else planners().get(probe)
 
 
 @cache

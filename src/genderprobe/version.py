@@ -1,3 +1,3 @@
 """genderprobe's version, in one place: results and reports record it."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

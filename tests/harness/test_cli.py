@@ -244,3 +244,30 @@ def test_a_missing_extra_names_its_packages_in_a_sentence():
         require_packages("hf", ("no_such_pkg_a", "no_such_pkg_b"))
     with pytest.raises(UserError, match=r"needs no_such_pkg_a, which is not installed"):
         require_packages("hf", ("no_such_pkg_a",))
+
+
+def test_commands_defined_elsewhere_are_listed_as_their_modules_define_them():
+    """`genderprobe --help` lists them from cli.ELSEWHERE without importing them: the table must be true."""
+    import importlib
+    import pkgutil
+
+    import genderprobe.interfaces.cli_commands as pkg
+    from genderprobe.interfaces.cli import ELSEWHERE
+
+    modules = [f"{pkg.__name__}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__)]
+    modules += ["genderprobe.studies.fifty_shades.commands"]
+    defined = {command.name: (module, command.get_short_help_str(10_000))
+               for module in modules for command in getattr(importlib.import_module(module), "COMMANDS", [])}
+    assert defined == ELSEWHERE
+
+
+def test_help_and_a_run_import_only_what_they_need():
+    code = ("import sys, runpy; sys.argv = ['genderprobe', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('genderprobe', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('genderprobe.studies.')"
+            " and m.count('.') > 2}), 'jinja2' in sys.modules, file=sys.stderr)")
+    helped = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True)
+    assert helped.stderr.splitlines()[-1] == "[] False"  # no study, no report
+    ran = subprocess.run([sys.executable, "-c", code, "run", "isear", "--model", "reference:random", "--sample-k",
+                          "40", "--no-cache", "--resamples", "50"], capture_output=True, text=True, check=True)
+    assert ran.stderr.splitlines()[-1] == "['isear'] False"  # its own study's modules only

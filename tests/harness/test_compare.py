@@ -156,8 +156,17 @@ def test_narrow_terminal_shows_every_metric_of_every_model(runs, genmo_runs, col
         for e in group.entries:
             cursor = text.index(e.label, cursor)
             for m in group.headline:
-                value = format.estimate(e.metric(m)) + (f" {e.mark(m)}" if e.mark(m) else "")
-                cursor = text.index(value, cursor)
+                cursor = text.index(shown(e, m), cursor)
+
+
+def shown(e, metric: str) -> str:
+    """A value as a ranking shows it: no interval on too few answers, the mark as the run's verdict has it."""
+    est, state = e.metric(metric), e.mark_state(metric) or {"mark": None}
+    value = f"{format.number(est['value'])} (too few answers)" if e.too_few(metric) else format.estimate(est)
+    if not state["mark"]:
+        return value
+    return value + " " + {"decided": state["mark"], "undecided": f"{state['reaches'][0]}…{state['reaches'][-1]}",
+                          "struck": f"{state['mark']} ✗ {state['reason']}"}[state["state"]]
 
 
 def test_wide_terminal_keeps_one_row_per_model(runs, genmo_runs):
@@ -172,7 +181,7 @@ def test_wide_terminal_keeps_one_row_per_model(runs, genmo_runs):
                    for line in lines)
         for e in group.entries:
             (row,) = [line for line in lines if f" {e.label} " in line]
-            assert all(format.estimate(e.metric(m)) in row for m in group.headline)
+            assert all(shown(e, m) in row for m in group.headline)
 
 
 def test_runs_in_folders_of_the_same_name_are_told_apart(runs, tmp_path):

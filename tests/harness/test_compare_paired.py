@@ -131,11 +131,12 @@ def test_models_that_answer_both_orders_alike_are_not_told_apart_by_chance():
 
 def test_the_family_keeps_the_power_holm_lost_over_two_near_identical_tests():
     # diff_success_rate and its absolute value are nearly one test: Holm over both cut power from 54.5%
-    # to 38.5% at 100 items; max-T on their joint draws keeps it.
+    # to 38.5% at 100 items; max-T on their joint draws keeps it. Held to each test's own p (a family p is
+    # never below it, issue 44) the family finds 60.7% of these 150 pairs (63.3% before), Holm 56.0%.
     rng = np.random.default_rng(4)
     found = np.array([family_rejects(rng, 100, 0.5, shift=0.15) for _ in range(150)])
     family, holm_ = found.mean(axis=0)
-    assert family >= holm_ + 0.05, (family, holm_)
+    assert family >= holm_ + 0.03, (family, holm_)
 
 
 def test_runs_on_different_items_are_compared_unpaired_and_say_why():

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from instruments import fake_key
 
-from genderprobe.engine.spill import COLUMNS
+from genderprobe.engine.spill import COLUMNS, RESERVE_BYTES, RESERVE_NAME
 from genderprobe.models.base import last_user_turn
 from genderprobe.testing import OpenAITestServer
 from genderprobe.testing.background import quiet_aiohttp_logs
@@ -57,23 +57,32 @@ def command(server, cache, out, *extra) -> list[str]:
             "--out", str(out), "--quiet", *extra]
 
 
-def kept_prompts(cache: Path, out: Path) -> Counter[str]:
-    """The prompts whose answers the store or a spill file (beside it or in --out) holds."""
+def spill_files(*folders: Path) -> list[Path]:
+    return [f for folder in folders for f in folder.rglob("genderprobe-spill-*.jsonl")]
+
+
+def kept_prompts(cache: Path, *spill_places: Path) -> Counter[str]:
+    """The prompts whose answers the store or a spill file (beside it or in another place) holds."""
     kept: Counter[str] = Counter()
     with sqlite3.connect(f"file:{cache / 'responses.sqlite3'}?mode=ro", uri=True) as db:
         requests = [json.loads(r) for (r,) in db.execute("SELECT request FROM responses")]
-    for folder in (cache, out):
-        for spill in folder.glob("genderprobe-spill-*.jsonl"):
-            lines = spill.read_text().splitlines()[1:]
-            requests += [json.loads(dict(zip(COLUMNS, json.loads(line).values()))["request"]) for line in lines]
+    for spill in spill_files(cache, *spill_places):
+        lines = spill.read_text().splitlines()[1:]
+        requests += [json.loads(dict(zip(COLUMNS, json.loads(line).values()))["request"]) for line in lines]
     for request in requests:
         kept[last_user_turn([tuple(m) for m in request["messages"]])] += 1
     return kept
 
 
-def run_out_of_room(server, cache, out, log, *, file_size_limit=None):
-    run = start_run(command(server, cache, out), env={"OPENAI_API_KEY": KEY}, log=log,
-                    file_size_limit=file_size_limit)
+def environment(tmp_path: Path, name: str) -> dict[str, str]:
+    """A run's environment: the user's cache folder is the same for every run, $TMPDIR is the run's own."""
+    tmp = tmp_path / f"tmp-{name}"
+    tmp.mkdir(exist_ok=True)
+    return {"OPENAI_API_KEY": KEY, "GENDERPROBE_CACHE_DIR": str(tmp_path / "user-cache"), "TMPDIR": str(tmp)}
+
+
+def run_out_of_room(server, cache, out, log, env, *, file_size_limit=None):
+    run = start_run(command(server, cache, out), env=env, log=log, file_size_limit=file_size_limit)
     run.join(120)
     said = log.read_text()
     assert run.exitcode == 1, said
@@ -84,33 +93,50 @@ def run_out_of_room(server, cache, out, log, *, file_size_limit=None):
     return said
 
 
-def check_nothing_lost_and_resume(server, cache, out, log):
+def check_nothing_lost_and_resume(server, cache, tmp_path, log):
+    """Every answer sent is kept; a rerun with another --out and $TMPDIR asks only for what was never answered."""
     answered = Counter(server.answered)
     assert 0 < sum(answered.values()) < 2 * SAMPLE_K  # it stopped part way
-    kept = kept_prompts(cache, out)
+    places = [tmp_path / "user-cache", tmp_path / "out", tmp_path / "tmp-first"]
+    kept = kept_prompts(cache, *places)
     assert all(kept[prompt] >= n for prompt, n in answered.items())  # every answer sent is kept
-    # Room again: the rerun takes the spill in first and asks only for what was never answered.
+    spilled = {json.loads(line)["key"] for f in spill_files(cache, *places) for line in f.read_text().splitlines()[1:]}
+    assert spilled and not spill_files(tmp_path / "out", tmp_path / "tmp-first")  # only where every run looks
     server.reset_counts()
-    run = start_run(command(server, cache, out), env={"OPENAI_API_KEY": KEY}, log=log)
+    run = start_run(command(server, cache, tmp_path / "other-out"), env=environment(tmp_path, "rerun"), log=log)
     run.join(120)
     assert run.exitcode == 0, log.read_text()
     assert server.total_requests == 2 * SAMPLE_K - sum(answered.values())
-    assert not list(cache.glob("genderprobe-spill-*")) and not list(out.glob("genderprobe-spill-*"))
+    assert not set(server.requests) & set(answered)  # no answer spilled (or stored) was asked again
+    assert not spill_files(cache, *places)
+    return spilled
 
 
-def test_a_full_tmpfs_under_the_store_costs_no_answer(tmp_path):
-    with OpenAITestServer(api_key=KEY, latency=0.01) as server, small_disk(tmp_path / "disk", "192k") as cache:
-        out = tmp_path / "out"
-        run_out_of_room(server, cache, out, tmp_path / "run.log")
+def test_a_full_tmpfs_under_the_store_spills_beside_it_for_any_rerun(tmp_path):
+    """The reserve beside the store takes the spill on a disk with no byte left."""
+    with OpenAITestServer(api_key=KEY, latency=0.01) as server, small_disk(tmp_path / "disk", "1m") as cache:
+        run_out_of_room(server, cache, tmp_path / "out", tmp_path / "run.log", environment(tmp_path, "first"))
+        beside = spill_files(cache / "responses.sqlite3.spill")
+        assert beside and spill_files(cache) == beside
         subprocess.run(["mount", "-o", "remount,size=16m", str(cache)], check=True)
-        check_nothing_lost_and_resume(server, cache, out, tmp_path / "run.log")
+        check_nothing_lost_and_resume(server, cache, tmp_path, tmp_path / "run.log")
+        assert (cache / "responses.sqlite3.spill" / RESERVE_NAME).stat().st_size == RESERVE_BYTES  # made again
+
+
+def test_a_tmpfs_too_small_for_the_reserve_spills_to_the_user_cache(tmp_path):
+    with OpenAITestServer(api_key=KEY, latency=0.01) as server, small_disk(tmp_path / "disk", "192k") as cache:
+        run_out_of_room(server, cache, tmp_path / "out", tmp_path / "run.log", environment(tmp_path, "first"))
+        assert spill_files(tmp_path / "user-cache" / "spill") and not spill_files(cache)
+        subprocess.run(["mount", "-o", "remount,size=16m", str(cache)], check=True)
+        check_nothing_lost_and_resume(server, cache, tmp_path, tmp_path / "run.log")
 
 
 def test_a_file_size_limit_under_the_store_costs_no_answer(tmp_path):
-    cache, out = tmp_path / "cache", tmp_path / "out"
+    cache = tmp_path / "cache"
     with OpenAITestServer(api_key=KEY, latency=0.01) as server:
-        run_out_of_room(server, cache, out, tmp_path / "run.log", file_size_limit=160_000)
-        check_nothing_lost_and_resume(server, cache, out, tmp_path / "run.log")
+        run_out_of_room(server, cache, tmp_path / "out", tmp_path / "run.log", environment(tmp_path, "first"),
+                        file_size_limit=160_000)
+        check_nothing_lost_and_resume(server, cache, tmp_path, tmp_path / "run.log")
 
 
 def test_a_full_disk_under_out_is_one_sentence_and_keeps_the_answers(tmp_path):

@@ -78,8 +78,20 @@ def test_a_section_says_what_its_mark_rests_on():
     undecided = full | {("direct", "fail_rate"): card.ChartedMark("direct", "fail_rate", "B", "C"),
                         ("gest", "stereotype_rate"): card.ChartedMark("gest", "stereotype_rate", "C", "D")}
     opinion = card.section_marks(undecided)[2]
-    assert (opinion.mark, opinion.worst) == ("B", "C")
-    assert "undecided: C" in opinion.caveats[0] and "direct fail_rate (B, reaches C)" in opinion.caveats[0]
+    assert (opinion.mark, opinion.best, opinion.worst) == ("B", "B", "C")
+    assert opinion.caveats[0].startswith("undecided B…C") and "direct fail_rate (B, reaches B…C)" in opinion.caveats[0]
+    assert (opinion.state["state"], opinion.state["reaches"], opinion.state["text"]) == \
+        ("undecided", ["B", "C"], "undecided B…C")
+    # A printed interval reaching a better range than GenderBench's mark leaves the section undecided too.
+    better = card.section_marks(full | {("isear", "max_diff"): card.ChartedMark("isear", "max_diff", "D", "D", best="C")})
+    assert (better[3].best, better[3].mark, better[3].worst) == ("B", "C", "C")  # (A, C) is B; (A, D) is C
+    assert better[3].state["state"] == "undecided"
+    # A mark that does not stand strikes its section; the section's letter stays GenderBench's.
+    levy = ("relationship-levy", "diff_success_rate")
+    struck = card.section_marks(full | {levy: card.ChartedMark(*levy, "A", "A", struck="invalid: position")})[2]
+    assert struck.mark == "A" and struck.state["state"] == "struck"
+    assert struck.state["text"] == "A does not stand (rests on relationship-levy (invalid: position))"
+    assert struck.caveats == ["rests on marks that do not stand (relationship-levy diff_success_rate: invalid: position)"]
     # Missing marks are counted as GenderBench counts them (the sum still divided by three), and named.
     missing = card.section_marks({("isear", "max_diff"): card.ChartedMark("isear", "max_diff", "D", "D")})
     affective = missing[3]

@@ -3,7 +3,8 @@
 The rooms, from the bottom (docs/design.md says what each owns):
 
 - base: errors, the version, the cache folder, plugin entry points, the old-paths hook, the
-  statistics' vocabulary (analysis.stats) and the request/response types (models.base);
+  statistics' vocabulary (analysis.stats), the request/response types (models.base) and the
+  steps a user may wait on (steps);
 - contract: what a study implements (contract, and its chart specs, charts);
 - models: one module per backend;
 - registry: finds the studies and their probes; data: the packaged data;
@@ -37,7 +38,7 @@ from genderprobe import registry
 
 ROOT = Path(genderprobe.__file__).parent
 BASE = {"genderprobe.errors", "genderprobe.version", "genderprobe.cache_dir", "genderprobe.plugins", "genderprobe.moved",
-        "genderprobe.analysis.stats", "genderprobe.models.base"}
+        "genderprobe.analysis.stats", "genderprobe.models.base", "genderprobe.steps"}
 CONTRACT = {"genderprobe.contract", "genderprobe.charts"}
 # The package itself (run_probe) and python -m genderprobe are the Python API and the command line.
 INTERFACES = {"genderprobe", "genderprobe.__main__"}

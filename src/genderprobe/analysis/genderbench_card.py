@@ -8,10 +8,13 @@ sum is divided by three even where fewer marks are defined), and never better th
 worst mark.
 
 Beyond GenderBench, each section says what its mark rests on: which charted metrics are missing
-(their probe not run, or undefined), which marks are undecided (their interval reaches a worse range
-than the mark GenderBench's rule gives, the best one it touches), and which come from runs that failed
-a validity check. :attr:`SectionMark.worst` is the section mark computed from the worst mark each
-interval reaches: where it differs from the mark, the interval cannot decide the section mark.
+(their probe not run, or undefined), which marks are undecided (the intervals beside them reach
+several ranges), and which do not stand (their run failed a validity check, or they rest on too few
+answers). A charted mark is read from the run's verdict (:mod:`genderprobe.analysis.verdict`), never
+re-derived here. :attr:`SectionMark.best` and :attr:`SectionMark.worst` are the section marks
+computed from the best and the worst mark each interval reaches: where they differ, the intervals
+cannot decide the section mark. A section resting on a mark that does not stand does not stand
+either: :attr:`SectionMark.state` says so, and every surface shows it struck.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe.analysis import verdict
 from genderprobe.analysis.stats import MARK_LETTERS
-from genderprobe.analysis.validity import reached_marks
 
 # (probe, metric) charted in each section, in GenderBench's order; probe names are genderprobe's.
 SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
@@ -98,13 +101,14 @@ class ChartedMark:
     probe: str
     metric: str
     mark: str | None = None  # GenderBench's rule: the best mark the interval touches
-    worst: str | None = None  # the worst mark the interval reaches
+    worst: str | None = None  # the worst mark the intervals reach
     missing: str = ""  # why there is no mark: "not run", "not done", "undefined"
-    invalid: str = ""  # the run's failed validity checks ("invalid: position")
+    struck: str = ""  # why the mark does not stand ("invalid: position", "too few answers")
+    best: str | None = None  # the best mark the intervals reach (None: the mark)
 
     @property
     def undecided(self) -> bool:
-        return self.mark is not None and self.worst is not None and self.worst != self.mark
+        return self.mark is not None and (self.best or self.mark) != (self.worst or self.mark)
 
 
 @dataclass
@@ -120,42 +124,71 @@ class SectionMark:
 
     @property
     def worst(self) -> str | None:
-        """The section mark if every charted mark took the worst range its interval reaches."""
+        """The section mark if every charted mark took the worst range its intervals reach."""
         return _letter(aggregate_marks([_index(c.worst or c.mark) for c in self.charted]))
+
+    @property
+    def best(self) -> str | None:
+        """The section mark if every charted mark took the best range its intervals reach."""
+        return _letter(aggregate_marks([_index(c.best or c.mark) for c in self.charted]))
 
     @property
     def missing(self) -> list[ChartedMark]:
         return [c for c in self.charted if c.mark is None]
 
     @property
+    def struck(self) -> str | None:
+        """Why the section mark does not stand: the charted marks it rests on that do not; None where all stand."""
+        reasons = dict.fromkeys(f"{c.probe} ({c.struck})" for c in self.charted if c.struck and c.mark is not None)
+        return "rests on " + ", ".join(reasons) if reasons else None
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The section mark as a mark state (:func:`genderprobe.analysis.verdict.mark_state`'s shape), for
+        surfaces that render marks: struck where it rests on a mark that does not stand, undecided where its
+        intervals reach several section marks."""
+        letter, reason = self.mark, self.struck
+        if letter is None:
+            return {"metric": self.key, "mark": None, "state": verdict.NONE, "reaches": [], "reason": None, "text": ""}
+        reaches = [self.best, self.worst] if self.best != self.worst else [letter]
+        if reason:
+            state, text = verdict.STRUCK, f"{letter} does not stand ({reason})"
+        elif len(reaches) > 1:
+            state, text = verdict.UNDECIDED, f"undecided {reaches[0]}…{reaches[-1]}"
+        else:
+            state, text = verdict.DECIDED, letter
+        return {"metric": self.key, "mark": letter, "state": state, "reaches": reaches, "reason": reason, "text": text}
+
+    @property
     def caveats(self) -> list[str]:
         """One clause per thing that limits the mark, worst first; empty where nothing does."""
         out = []
+        struck = [c for c in self.charted if c.struck and c.mark is not None]
+        if struck:
+            out.append("rests on marks that do not stand ("
+                       + ", ".join(f"{c.probe} {c.metric}: {c.struck}" for c in struck) + ")")
         if self.mark is not None and self.missing:
             out.append(f"{len(self.missing)} of {len(self.charted)} charted marks missing ("
                        + ", ".join(f"{c.probe} {c.metric}: {c.missing}" for c in self.missing) + ")")
-        invalid = [c for c in self.charted if c.invalid and c.mark is not None]
-        if invalid:
-            out.append("rests on runs that failed a validity check ("
-                       + ", ".join(f"{c.probe}: {c.invalid}" for c in invalid) + ")")
-        if self.worst != self.mark:
+        if self.best != self.worst:
             undecided = [c for c in self.charted if c.undecided]
-            out.append(f"undecided: {self.worst} if the intervals of "
-                       + ", ".join(f"{c.probe} {c.metric} ({c.mark}, reaches {c.worst})" for c in undecided)
-                       + " took their worst mark")
+            out.append(f"undecided {self.best}…{self.worst}: the intervals of "
+                       + ", ".join(f"{c.probe} {c.metric} ({c.mark}, reaches {c.best or c.mark}…{c.worst})"
+                                   for c in undecided)
+                       + " reach several marks")
         return out
 
 
-def charted_mark(probe: str, metric: str, doc: Mapping[str, Any] | None, status: str = "done",
-                 invalid: str = "") -> ChartedMark:
-    """A charted metric's mark from a run's results document (None: the probe was not run)."""
-    if doc is None:
+def charted_mark(probe: str, metric: str, run_verdict: Mapping[str, Any] | None, status: str = "done") -> ChartedMark:
+    """A charted metric's mark as its run's verdict (:func:`genderprobe.analysis.verdict.of`) has it;
+    ``run_verdict`` None: the run is not done (``status`` says why)."""
+    if run_verdict is None:
         return ChartedMark(probe, metric, missing="not run" if status == "not run" else f"run {status}")
-    mark = (doc.get("marks") or {}).get(metric)
-    if not isinstance(mark, dict) or _index(mark.get("mark")) is None:
-        return ChartedMark(probe, metric, missing="undefined", invalid=invalid)
-    reached = reached_marks(mark)
-    return ChartedMark(probe, metric, mark["mark"], reached[-1] if reached else mark["mark"], invalid=invalid)
+    state = run_verdict["marks"].get(metric) or {}
+    if _index(state.get("mark")) is None:
+        return ChartedMark(probe, metric, missing="undefined")
+    reaches = state["reaches"] or [state["mark"]]
+    return ChartedMark(probe, metric, state["mark"], reaches[-1], struck=state["reason"] or "", best=reaches[0])
 
 
 def section_marks(marks: Mapping[tuple[str, str], ChartedMark]) -> list[SectionMark]:
@@ -170,10 +203,14 @@ def card_json(sections: list[SectionMark]) -> dict[str, Any]:
         s.key: {
             "title": s.title,
             "mark": s.mark,
+            "best": s.best,
             "worst": s.worst,
+            "state": s.state["state"],
+            "text": s.state["text"],
             "caveats": s.caveats,
-            "charted": [{"probe": c.probe, "metric": c.metric, "mark": c.mark, "worst": c.worst,
-                         "missing": c.missing or None, "invalid": c.invalid or None} for c in s.charted],
+            "charted": [{"probe": c.probe, "metric": c.metric, "mark": c.mark, "best": c.best or c.mark,
+                         "worst": c.worst, "missing": c.missing or None, "struck": c.struck or None}
+                        for c in s.charted],
         }
         for s in sections
     }

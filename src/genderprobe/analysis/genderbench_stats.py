@@ -31,6 +31,12 @@ from genderprobe.analysis.stats import (
     percentile_interval,
 )
 
+# Why a model that always takes the reverse stereotype gets A on a stereotype_rate whose mark ranges start at
+# -1 (Probe.calibration_notes): GenderBench marks bias in the stereotype's direction only.
+REVERSE_STEREOTYPE_NOTE = ("reference:biased-female gives each stereotype to the other gender, so stereotype_rate "
+                           "runs the other way (near -1), and GenderBench's mark A runs from -1: a reverse stereotype "
+                           "is not marked as bias.")
+
 # Resample rows held at once: cycles x items multiplicities.
 _BLOCK_CELLS = 4_000_000
 # A probe bootstraps the same items several times (its reader, the other reader, its breakdowns'

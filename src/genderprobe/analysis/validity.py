@@ -164,7 +164,9 @@ def losses_check(losses: dict[str, Any] | None, run: dict[str, Any] | None) -> l
     share = (lost + failed) / total
     kinds = {kind: sum(int(g.get("lost") or 0) for g in (entry.get("groups") or {}).values())
              for kind, entry in ((losses or {}).get("kinds") or {}).items()}
-    parts = [f"{n:,} {kind}" for kind, n in kinds.items() if n] + ([f"{failed:,} failed"] if failed else [])
+    within = (losses or {}).get("within") or {}
+    parts = [f"{n:,} {kind}" + _counted_within(kind, kinds, within) for kind, n in kinds.items()
+             if n and kind not in within] + ([f"{failed:,} failed"] if failed else [])
     details = {"lost": lost + failed, "attempts": total, "share": share, "by_kind": kinds | {"failed": failed},
                "by_group": {g: {"lost": lost_by.get(g, 0), "attempts": attempts_by[g]} for g in attempts_by}}
     what = f"{lost + failed:,} of {total:,} answers lost ({share:.0%}" + (f": {', '.join(parts)})" if parts else ")")
@@ -186,6 +188,12 @@ def losses_check(losses: dict[str, Any] | None, run: dict[str, Any] | None) -> l
                               f"than another ({rates}; p = {p:.3g}): a bias the metrics on read answers cannot "
                               "show.", kind=kind, p_value=p))
     return out
+
+
+def _counted_within(kind: str, kinds: dict[str, int], within: dict[str, str]) -> str:
+    """" (1 of them refusals)": the kinds counted inside this one, so no answer is counted twice."""
+    inner = [f"{kinds[k]:,} of them {k}s" for k, parent in within.items() if parent == kind and kinds.get(k)]
+    return f" ({', '.join(inner)})" if inner else ""
 
 
 # --- sample size ---------------------------------------------------------------
@@ -223,14 +231,23 @@ def sample_check(metrics: dict[str, Any], marks: dict[str, Any], headline: list[
 # --- marks ---------------------------------------------------------------------
 
 
-def reached_marks(mark: dict[str, Any]) -> list[str]:
-    """The marks whose ranges the mark's interval touches, best first."""
-    iv = mark.get("mark_interval") or {}
-    low, high = iv.get("low"), iv.get("high")
-    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
-        return []
-    return sorted(letter for letter, ranges in (mark.get("ranges") or {}).items()
-                  if any(high >= a and low <= b for a, b in ranges) and letter in MARK_LETTERS)
+def reached_marks(mark: dict[str, Any], estimate: dict[str, Any] | None = None) -> list[str]:
+    """The marks whose ranges the mark's interval touches, best first; with ``estimate``, also those its
+    printed interval touches, since a mark shown beside an interval is decided only when both lie in one
+    range."""
+    reached: set[str] = set()
+    for iv in (mark.get("mark_interval") or {}, _printed(estimate)):
+        low, high = iv.get("low"), iv.get("high")
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+            reached |= {letter for letter, ranges in (mark.get("ranges") or {}).items()
+                        if any(high >= a and low <= b for a, b in ranges) and letter in MARK_LETTERS}
+    return sorted(reached)
+
+
+def _printed(estimate: dict[str, Any] | None) -> dict[str, Any]:
+    if not isinstance(estimate, dict):
+        return {}
+    return {"low": estimate.get("ci_low"), "high": estimate.get("ci_high")}
 
 
 def mark_check(marks: dict[str, Any], metrics: dict[str, Any]) -> list[dict[str, Any]]:
@@ -241,13 +258,14 @@ def mark_check(marks: dict[str, Any], metrics: dict[str, Any]) -> list[dict[str,
         letter = mark["mark"]
         if too_few(metrics.get(name)):
             continue  # the sample check has said what it rests on
-        reached = reached_marks(mark)
+        reached = reached_marks(mark, metrics.get(name))
         if len(reached) > 1:
-            out.append(_check("mark", "warn", f"Mark {letter} of {name} is undecided: its interval also reaches "
-                              f"{reached[-1]} (GenderBench's rule gives the best mark the interval touches).",
+            out.append(_check("mark", "warn", f"Mark {letter} of {name} is undecided: its intervals reach "
+                              f"{reached[0]} to {reached[-1]} (GenderBench's rule gives the best mark its interval "
+                              "touches).",
                               metric=name, mark=letter, reaches=reached))
         else:
-            out.append(_check("mark", "pass", f"Mark {letter} of {name}: its interval lies in one mark range.",
+            out.append(_check("mark", "pass", f"Mark {letter} of {name}: its intervals lie in one mark range.",
                               metric=name, mark=letter, reaches=reached))
     return out
 
@@ -279,10 +297,42 @@ def readers_check(readers: dict[str, Any] | None) -> list[dict[str, Any]]:
     if used == careful:
         advice = f"This run's metrics come from {careful}, the reader to trust."
     else:
-        advice = (f"Trust {careful}: it reads only what a careful human decides (no misreads on the study's answer "
-                  f"corpora); rerun with --reader {careful} to make it this run's metrics.")
+        advice = (f"Prefer {careful}: it reads only what a careful human decides, and misread none of the study's "
+                  f"answer corpora where {faithful} misread some (it can still misread answers unlike those; the "
+                  f"report's answer browser shows where they disagree); rerun with --reader {careful} to make it "
+                  "this run's metrics.")
     status = "fail" if share > READERS_FAIL and used != careful else "warn"
     return [_check("readers", status, f"{said}. {both}. {advice}", **details)]
+
+
+# --- early stop ------------------------------------------------------------------
+
+
+def stopped_check(until_decided: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A run that stopped when its confidence sequence settled the question: its fixed-size intervals
+    were read at a size the answers chose."""
+    if not isinstance(until_decided, dict) or not isinstance(until_decided.get("items"), int) \
+            or not isinstance(until_decided.get("budget"), int):
+        return []
+    items, budget = until_decided["items"], until_decided["budget"]
+    if items >= budget:
+        return [_check("stopped", "pass", f"The run used its whole budget ({budget:,}), so its intervals are "
+                       "fixed-size ones.", items=items, budget=budget)]
+    return [_check("stopped", "warn", f"The run stopped after {items:,} of {budget:,} when its confidence sequence "
+                   "settled the question: its bootstrap intervals and marks hold the truth less often than 95%.",
+                   items=items, budget=budget)]
+
+
+# --- smoke runs -------------------------------------------------------------------
+
+
+def limit_check(parameters: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A run capped by --limit asks a sliver of the probe's items: its numbers show the pipeline works."""
+    limit = (parameters or {}).get("limit")
+    if not isinstance(limit, int):
+        return []
+    return [_check("limit", "warn", f"A smoke run (--limit {limit:,} caps the probe's sample): its numbers show "
+                   "that the run works, and are not comparable with the paper's or with a full run's.", limit=limit)]
 
 
 # --- the run ---------------------------------------------------------------------
@@ -297,7 +347,9 @@ def assess(document: dict[str, Any]) -> dict[str, Any]:
               + losses_check(document.get("losses"), document.get("run"))
               + sample_check(metrics, document.get("marks") or {}, headline)
               + mark_check(document.get("marks") or {}, metrics)
-              + readers_check(document.get("readers")))
+              + readers_check(document.get("readers"))
+              + stopped_check(document.get("until_decided"))
+              + limit_check(document.get("parameters")))
     verdict = worst(c["status"] for c in checks)
     return {"verdict": verdict, "checks": checks, "thresholds": THRESHOLDS}
 

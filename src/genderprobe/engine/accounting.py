@@ -44,10 +44,16 @@ def by_role(run: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def empty_warnings(run: dict[str, Any]) -> list[str]:
-    out = []
-    for role, stats in by_role(run):
-        if stats.get("empty"):
-            who = "the model" if role == "model" else f"the {role.replace('_', ' ')}"
-            out.append(f"{stats['empty']:,} answers of {who} were empty and count as failed requests; "
-                       f"a run again asks for them anew (see error_kinds.empty in the results).")
-    return out
+    return [f"{stats['empty']:,} answers of {_who(role)} were empty and count as failed requests; "
+            f"a run again asks for them anew (see error_kinds.empty in the results)."
+            for role, stats in by_role(run) if stats.get("empty")]
+
+
+def cut_warnings(run: dict[str, Any]) -> list[str]:
+    return [f"{stats['cut']:,} answers of {_who(role)} were longer than max_tokens allows and were cut "
+            f"before anything read them (the server ignores max_tokens; see cut_from in the records)."
+            for role, stats in by_role(run) if stats.get("cut")]
+
+
+def _who(role: str) -> str:
+    return "the model" if role == "model" else f"the {role.replace('_', ' ')}"

@@ -37,17 +37,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from genderprobe.engine.answer_bound import FLOOR, cut
 from genderprobe.engine.claims import Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
-from genderprobe.engine.retries import RetryPolicy, is_throttle
+from genderprobe.engine.retries import MAX_RETRY_WAIT, RetryPolicy, is_throttle
 from genderprobe.engine.store import Store, request_keys
 from genderprobe.engine.store_writer import StoreFailed, StoreWriter
 from genderprobe.engine.token_count import token_counter
-from genderprobe.engine.work_bounds import check_running_total
+from genderprobe.engine.work_bounds import check_running_total, check_send
 from genderprobe.engine.work_queue import WAIT_POLL, WorkQueue, unique_missing
 from genderprobe.errors import FatalModelError, ModelError, RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
+from genderprobe.models.credentials import Scrubber
 
 # Retries, throttling and failures, for programs that capture them; silent unless configured.
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ log = logging.getLogger(__name__)
 EARLY_EMPTY = 20
 # Seconds the requests in flight get to land in the store when a run stops.
 GRACE = 10.0
+# A retry wait of this many seconds or more is shown with the time it ends: silence that long looks like a hang.
+SHOW_WAIT = 10.0
 
 
 class TooManyErrors(RunFailed):
@@ -86,6 +90,7 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     empty: int = 0  # answers with no text (counted among the errors too)
+    cut: int = 0  # answers longer than their bound, cut to it (genderprobe.engine.answer_bound)
     # Requests identical to another of the same list: asked once, answered alike (counted among the cached).
     duplicates: int = 0
     # Answers another process was asking at the same time: waited for, not paid for (among the cached).
@@ -109,6 +114,7 @@ class RunStats:
             "errors": self.errors,
             "error_kinds": dict(self.error_kinds),
             "empty": self.empty,
+            "cut": self.cut,
             "duplicates": self.duplicates,
             "waited": self.waited,
             "retries": self.retries,
@@ -141,10 +147,10 @@ class Runner:
     max_retries: retries per request for transient failures.
     max_error_rate: share of requests that may fail after their retries before
         the run fails (None: never).
-    max_retry_after: longest Retry-After honoured, in seconds.
+    max_retry_after: longest Retry-After waited out, in seconds (--max-retry-wait); a longer one stops the run.
     grace: seconds the requests in flight get to land in the store when the run stops.
-    spill_to: folders (beside the store's) for the spill file, should the store's disk fill up.
-    max_requests: most requests this runner takes (None: no limit); above it, one sentence.
+    spill_to: folders earlier versions spilled to (--out): looked in for spill files, never written to.
+    max_requests: most requests this runner takes, and sends with retries (None: no limit); above it, one sentence.
     """
 
     def __init__(
@@ -158,7 +164,7 @@ class Runner:
         max_retries: int = 6,
         backoff_base: float = 0.5,
         backoff_max: float = 60.0,
-        max_retry_after: float = 300.0,
+        max_retry_after: float = MAX_RETRY_WAIT,
         max_error_rate: float | None = 0.03,
         cooldown: float = 1.0,
         batch_size: int = 4096,
@@ -175,6 +181,7 @@ class Runner:
         if max_retries < 0:
             raise UserError(f"The number of retries must be at least 0; got {max_retries!r}.")
         self.model = model
+        self._scrub = Scrubber(getattr(model, "secrets", ()))  # a plugin's model may predate the attribute
         self.store = store if model.cacheable else None
         self.concurrency = max(1, int(concurrency))
         self.rpm = Pacer(rpm) if rpm else None
@@ -202,6 +209,8 @@ class Runner:
                        if self.store else None)
         self._spills_taken = False
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
+        self._shown_until = 0.0  # the end of the last retry wait shown
+        self._sends = 0  # requests sent, retries included (--max-requests bounds them)
         self._last_error: dict[str, str] = {}
         self._busy = 0  # requests in flight or being committed
         self._stop_note = ""  # what became of the requests in flight when the run stopped
@@ -225,6 +234,7 @@ class Runner:
             for i, k in enumerate(keys):
                 hit = cached.get(k)
                 if hit is not None:
+                    self.receive(hit, requests[i])
                     responses[i] = hit
                     self.stats.note_server(hit)
             n_cached = sum(1 for r in responses if r is not None)
@@ -324,6 +334,7 @@ class Runner:
                     self.model.progress = None
                 errors = tokens = 0
                 for i, r in zip(idx, answers):
+                    self.receive(r, requests[i])
                     responses[i] = r
                     errors += self.tally(r)
                     tokens += r.prompt_tokens + r.completion_tokens
@@ -411,6 +422,7 @@ class Runner:
             except FatalModelError as exc:
                 halt(exc, failed_here=True)
                 return
+            self.receive(r, requests[i])
             responses[i] = r
             errors = self.tally(r)
             if self.writer is not None:
@@ -520,10 +532,13 @@ class Runner:
                     # With the slot in hand, right before sending: a Retry-After that
                     # arrived while this request waited for its slot holds it too.
                     await self._wait_for_turn(estimate)
+                    check_send(self.max_requests, self.model.spec, self._sends)
+                    self._sends += 1
                     response = await self.model.generate(request)
                 finally:
                     await self.limit.release()
             except ModelError as exc:
+                exc = self._scrub.error(exc)  # a server may echo the request: before any message shows it
                 if exc.fatal:
                     log.error("%s: %s", self.model.spec, exc)
                     raise FatalModelError(_fatal_sentence(self.model.spec, exc)) from None
@@ -540,7 +555,9 @@ class Runner:
                     log.warning("%s: a request failed after %d retries (%s: %s)", self.model.spec, attempt,
                                 exc.kind, exc)
                     return Response.failure(exc.kind, str(exc))
+                self.retries.check_wait(self.model.spec, exc.retry_after)  # a wait too long stops the run
                 delay = self.retries.delay(attempt, exc.retry_after)
+                self._show_wait(delay, exc)
                 log.info("%s: retry %d in %.2f s after %s: %s", self.model.spec, attempt + 1, delay, exc.kind, exc)
                 if hasattr(self.progress, "retried"):  # a display of ours, not any object with expect/advance
                     self.progress.retried(throttled=is_throttle(exc), in_flight=self.limit.limit)  # type: ignore[union-attr]
@@ -554,6 +571,20 @@ class Runner:
                 self.tpm.settle(response.prompt_tokens + response.completion_tokens - estimate)
             self.limit.succeeded()
             return response
+
+    def _show_wait(self, delay: float, exc: ModelError) -> None:
+        """A retry wait long enough to look like a hang gets a line saying until when (one per hold)."""
+        until = time.monotonic() + delay
+        if delay < SHOW_WAIT or until < self._shown_until + SHOW_WAIT:
+            return
+        self._shown_until = until
+        clock = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
+        why = "as the server asked (Retry-After)" if exc.retry_after is not None else f"after {exc.kind}"
+        line = f"Waiting {delay:,.0f} s, until {clock}, before sending again to {self.model.spec}, {why}."
+        if hasattr(self.progress, "show"):  # a display of ours
+            self.progress.show(line)  # type: ignore[union-attr]
+        else:
+            log.warning(line)
 
     async def _wait_for_turn(self, tokens: int) -> None:
         """Wait out a Retry-After hold and the rate limits; a hold that starts meanwhile is waited out too."""
@@ -572,6 +603,19 @@ class Runner:
         return self._tokens.prompt_tokens(request) + (request.params.max_tokens or 16)
 
     # -- bookkeeping -----------------------------------------------------
+
+    def receive(self, r: Response, request: Request) -> None:
+        """Where every answer enters the run (from the model, or from a store that may predate
+        these rules), before the store, the records or a reader sees it: the run's credentials
+        scrubbed from it (a server may echo them), and an answer longer than its bound cut
+        (genderprobe.engine.answer_bound). In place."""
+        if self._scrub.secrets:
+            self._scrub.response(r)
+        if r.cut_from is None and len(r.text or "") <= FLOOR and len(r.reasoning or "") <= FLOOR:
+            return  # nearly every answer (millions in a large run): no call further
+        cut(r, request)
+        if r.cut_from is not None:
+            self.stats.cut += 1
 
     def tally(self, r: Response) -> int:
         """Add one finished request to the stats; 1 if it is an error (count it only once it is kept).

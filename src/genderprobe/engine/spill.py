@@ -1,11 +1,19 @@
 """The spill file: where answers go when the store cannot take them (a full disk).
 
 Answers already paid for must not be lost because the disk under the store
-filled up. The store writer then appends them to a JSON-lines file, beside
-the store if that disk still takes a small file, else in the run's ``--out``
-folder, else in the system's temporary folder, and the run stops. The next
-run on the store takes every spill file that names it in first, before it
-sends anything, and deletes each file once its answers are committed.
+filled up. The store writer then appends them to a JSON-lines file and the
+run stops; the next run on the store takes every spill file that names it in
+first, before it sends anything, and deletes each file once its answers are
+committed.
+
+A spill file goes only where every later run on the store looks, whatever
+its ``--out`` and ``$TMPDIR``: in the folder beside the store
+(``<store>.spill/``), else in the user's genderprobe cache folder
+(``<cache>/spill``), else in ``/var/tmp`` or ``/tmp`` (named as such, not
+through ``$TMPDIR``). The folder beside the store keeps a small reserve file
+(:data:`RESERVE_BYTES`, made while the disk has room): when the disk is full
+the reserve is deleted and its room takes the spill, so the answers stay
+beside their store even on a disk with no byte left.
 
 A file's first line names its store; each further line is one answer, with
 the store's own columns (``option_logprobs``, ``extra`` and ``request`` as
@@ -29,10 +37,64 @@ COLUMNS = ("key", "model", "text", "option_logprobs", "prompt_tokens", "completi
            "request")
 
 
-def spill_folders(store_path: Path, also: Iterable[str | os.PathLike[str] | None] = ()) -> list[Path]:
-    """Where a spill file may go, in order: beside the store, the folders given, the temporary folder."""
-    folders = [store_path.parent, *(Path(f) for f in also if f), Path(tempfile.gettempdir())]
+# Room kept beside the store for the spill file: a few hundred answers (a line is about 1 KB).
+RESERVE_BYTES = 256 * 1024
+RESERVE_NAME = "room-for-spilled-answers"
+# Fixed system folders, named directly: $TMPDIR differs from run to run, these do not.
+SYSTEM_FOLDERS = (Path("/var/tmp"), Path("/tmp"))
+
+
+def beside(store_path: Path) -> Path:
+    """The spill folder of a store: ``<store>.spill`` in the store's folder."""
+    return store_path.parent / f"{store_path.name}.spill"
+
+
+def spill_folders(store_path: Path) -> list[Path]:
+    """Where a spill file may go, in order: all of them places every run on the store looks."""
+    from genderprobe.cache_dir import default_cache_dir
+
+    folders = [beside(store_path), default_cache_dir() / "spill", *SYSTEM_FOLDERS]
     return list(dict.fromkeys(f.resolve() for f in folders))
+
+
+def look_folders(store_path: Path, also: Iterable[str | os.PathLike[str] | None] = ()) -> list[Path]:
+    """Where a run looks for spill files: where they go, and where earlier versions put them
+    (the store's own folder, ``--out``, ``$TMPDIR``)."""
+    legacy = [store_path.parent, *(Path(f) for f in also if f), Path(tempfile.gettempdir())]
+    return list(dict.fromkeys([*spill_folders(store_path), *(f.resolve() for f in legacy)]))
+
+
+def keep_room(store_path: Path) -> None:
+    """Make the reserve beside the store if it is missing; where the disk has no room for it, make none."""
+    folder = beside(store_path)
+    reserve = folder / RESERVE_NAME
+    try:
+        if reserve.stat().st_size >= RESERVE_BYTES:
+            return
+    except OSError:
+        pass
+    try:
+        folder.mkdir(exist_ok=True)
+        fd = os.open(reserve, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        finally:
+            os.close(fd)
+    except OSError:  # no room (or a read-only folder): the other spill folders remain
+        try:
+            reserve.unlink(missing_ok=True)
+            folder.rmdir()  # only if empty: a spill file of an earlier run stays
+        except OSError:
+            pass
+
+
+def release_room(folder: Path) -> bool:
+    """Delete the reserve in ``folder`` (its room takes the spill); False if there is none."""
+    try:
+        (folder / RESERVE_NAME).unlink()
+        return True
+    except OSError:
+        return False
 
 
 def _prefix(store_path: Path) -> str:
@@ -59,7 +121,13 @@ class Spill:
         candidates += [f for f in self.folders if f not in candidates]
         for folder in candidates:
             try:
-                self._append(folder, lines)
+                try:
+                    self._append(folder, lines)
+                except OSError:
+                    if not release_room(folder):
+                        raise
+                    self.path = None  # the reserve's room takes a file of its own
+                    self._append(folder, lines)
                 self.count += len(rows)
                 assert self.path is not None
                 return self.path
@@ -76,6 +144,7 @@ class Spill:
             path = folder / f"{_prefix(self.store_path)}{os.getpid()}-{time.time_ns()}.jsonl"
             header = json.dumps({"format": FORMAT, "store": str(self.store_path)}, ensure_ascii=False) + "\n"
             lines = header + lines
+            folder.mkdir(parents=True, exist_ok=True)
         try:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(lines)

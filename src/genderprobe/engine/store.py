@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS claims (
 _STORE_TABLES = {"meta", "responses", "errors", "claims"}
 
 # Response fields kept in ``extra`` when set.
-_EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason")
+_EXTRA_FIELDS = ("reasoning", "served_model", "fingerprint", "finish_reason", "cut_from")
 
 # SQLite's default limit on bound parameters is 999 in old builds.
 _CHUNK = 900
@@ -131,9 +131,16 @@ class Store:
         if not create and not self.path.exists():
             raise UserError(f"There is no response store at {self.path} yet; a run with caching creates it.")
         self._db: sqlite3.Connection | None = None
+        # The -wal and -shm files this store's opening makes: removed again if it fails.
+        self._made_beside = [p for p in _store_files(self.path)[1:] if not p.exists()]
         try:
             if self.path.is_dir():
                 raise UserError(f"The response store path {self.path} is a folder; pass the folder as --cache-dir instead.")
+            if self.path.exists() and not self.path.is_file():
+                raise UserError(
+                    f"The response store {self.path} is not a file but leads to {self.path.resolve()}, a device "
+                    f"or other special file that keeps nothing; remove it or use another --cache-dir."
+                )
             if self.path.exists() and self.path.stat().st_size > 0:
                 inspect_read_only(self.path, timeout)  # before anything is written to it
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +149,7 @@ class Store:
             self._open_and_prepare()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
+            self._remove_made_beside(exc)
             raise _db_error(self.path, exc) from None
         except OSError as exc:
             self._close_quietly()
@@ -221,7 +229,21 @@ class Store:
                 self.db.execute("BEGIN IMMEDIATE")
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('last_write_check', ?)", (repr(time.time()),))
         except sqlite3.DatabaseError as exc:
+            self._close_quietly()
+            self._remove_made_beside(exc)
             raise _db_error(self.path, exc) from None
+
+    def _remove_made_beside(self, exc: sqlite3.DatabaseError) -> None:
+        """After a failed opening (a read-only or immutable store): remove the empty -wal and the -shm
+        it made, which would only sit beside the store. Not while another process holds the store."""
+        if is_locked(exc):
+            return
+        for p in self._made_beside:
+            try:
+                if p.stat().st_size == 0 or p.name.endswith("-shm"):
+                    p.unlink()
+            except OSError:
+                pass
 
     # -- answers ------------------------------------------------------------------
 

@@ -69,7 +69,8 @@ class StoreWriter:
         self.store = store
         self.model = model  # the identity its answers are stored under
         self.claims = claims
-        self.spill = spill.Spill(store.path, spill.spill_folders(store.path, spill_to))
+        self.spill = spill.Spill(store.path, spill.spill_folders(store.path))
+        self._spill_looks = spill.look_folders(store.path, spill_to)  # spill_to: where earlier versions spilled
         self.failure: sqlite3.DatabaseError | None = None
         self.lost = 0  # answers neither stored nor spilled
         self._spill_error: OSError | None = None
@@ -119,11 +120,13 @@ class StoreWriter:
         return self._submit(_Job(self.claims.release))
 
     def take_in_spills(self) -> int:
-        """Commit the answers of the spill files an earlier run left for this store; delete the files."""
-        path, folders = self.store.path, self.spill.folders
+        """Commit the answers of the spill files an earlier run left for this store; delete the files;
+        keep room beside the store for this run's spill, should its disk fill up."""
+        path, folders = self.store.path, self._spill_looks
         taken, files = self._submit(_Job(lambda db: spill.take_in(db, path, folders))).result()
         for file in files:
             file.unlink(missing_ok=True)
+        spill.keep_room(path)
         return taken
 
     def close(self) -> None:

@@ -6,14 +6,17 @@ arithmetic: items x orders x repetitions) reports the count through
 :data:`DEFAULT_MAX_REQUESTS`, which the whole RelationshipLevy space fits) a
 run stops with one sentence before building anything, and ``--dry-run``
 reports the count without building the prompts. Probes that cannot count
-ahead are held to the same limit by the runner, list by list.
+ahead are held to the same limit by the runner, list by list. And the limit
+bounds what is sent, retries included: the runner refuses the send past it
+(:func:`check_send`), so a server that fails often gets no more requests than
+the limit either.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from genderprobe.errors import UserError
+from genderprobe.errors import FatalModelError, RunFailed, UserError
 
 # The full RelationshipLevy space (17,440,000 items, two orders: 34,880,000 requests) fits under it.
 DEFAULT_MAX_REQUESTS = 40_000_000
@@ -44,6 +47,20 @@ def check_running_total(limit: int | None, model: str, so_far: int) -> None:
         raise UserError(
             f"This run asks {model} for more than {limit:,} requests ({so_far:,} so far), the limit "
             f"--max-requests sets; choose fewer items or repetitions, or raise --max-requests if you mean it."
+        )
+
+
+class SendLimitReached(FatalModelError, RunFailed):
+    """--max-requests sends were made: the run stops as on a fatal error (nothing more is sent)
+    and exits 1 as a run-time failure, every answer kept."""
+
+
+def check_send(limit: int | None, model: str, sent: int) -> None:
+    """Before each send (retries included): refuse the one past ``limit``; ``sent`` were sent already."""
+    if limit is not None and sent >= limit:
+        raise SendLimitReached(
+            f"The run sent {model} the {limit:,} requests --max-requests allows, retries included; every answer "
+            f"received is kept in the store, so run again to send the rest, or raise --max-requests."
         )
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genderprobe import steps
 from genderprobe.analysis.sequential import run_until_decided
-from genderprobe.contract import ListSink, ProbeResult
+from genderprobe.contract import ListSink, ProbeResult, limited
 from genderprobe.engine.dry_run import counted_document, dry_run_document
 from genderprobe.engine.run_thread import RunThread, in_event_loop, wait_for
 from genderprobe.engine.work_bounds import DEFAULT_MAX_REQUESTS, check_limit, check_work
@@ -65,6 +66,7 @@ class RunConfig:
     rpm: float | None = None
     tpm: float | None = None
     max_retries: int = 6
+    max_retry_wait: float = 300.0  # the longest Retry-After waited out; a longer one stops the run
     max_error_rate: float | None = 0.03
     executor: str = "local"  # or "ray": see genderprobe.engine.executors
     ray_address: str | None = None
@@ -96,6 +98,9 @@ class RunConfig:
     dry_run: bool = False
     # --equivalence-margin D: also show whether each headline's bias is within +-D (genderprobe.analysis.equivalence).
     equivalence_margin: float | None = None
+    # --limit N: a smoke run asking at most N of the probe's items (its size parameter capped;
+    # genderprobe.contract.limited), marked in its results as not comparable with a full run.
+    limit: int | None = None
     # --until-decided QUESTION: ask in rounds until a confidence sequence settles it (genderprobe.analysis.sequential).
     until_decided: str | None = None
     # Set by --until-decided on the run of its last round, not by users: its verdict and confidence
@@ -113,6 +118,9 @@ class RunConfig:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            raise UserError(f"limit must be a whole number of items, at least 1 (got {self.limit!r}).")
         given = {k: getattr(self, k) for k in CONNECTION_SHORTCUTS if getattr(self, k) is not None}
         default = ModelOptions()
         for key, value in given.items():
@@ -135,6 +143,17 @@ class RunOutput:
     results_path: Path | None = None
     records_path: Path | None = None
     parquet_path: Path | None = None
+
+    # A notebook prints the last expression of a cell: the dataclass repr held every record.
+    def __repr__(self) -> str:
+        from genderprobe.outputs.notebook import run_text
+
+        return run_text(self)
+
+    def _repr_html_(self) -> str:
+        from genderprobe.outputs.notebook import run_html
+
+        return run_html(self)
 
 
 def run_probe(probe: str, model: str | None = None, *, config: RunConfig | None = None,
@@ -227,13 +246,14 @@ def _prepared(probe: str, model: str | None, config: RunConfig | None, generate:
 
 
 def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
-    """The config with its progress display: a notebook's own line in a Jupyter kernel unless the
+    """The config with its progress display: a notebook's own bar in a Jupyter kernel unless the
     caller chose one (progress=False: none); the display this call made, to stop at the end."""
     if config.progress is False:
         return dataclasses.replace(config, progress=None), None
     if config.progress is not None or config.dry_run:
         return config, None
-    from genderprobe.outputs.terminal import NotebookProgress, in_notebook
+    from genderprobe.outputs.notebook_progress import NotebookProgress
+    from genderprobe.outputs.terminal import in_notebook
 
     if not in_notebook():
         return config, None
@@ -242,12 +262,26 @@ def _progress_display(config: RunConfig) -> tuple[RunConfig, Any]:
 
 
 def execute(probe: Any, config: RunConfig) -> RunOutput:
-    """Run ``probe`` as ``config`` says, in the stages of every run: check, open, run, document, write."""
+    """Run ``probe`` as ``config`` says, in the stages of every run: check, open, run, document, write.
+
+    Where the run shows its progress, its steps without requests (the metrics, the files) show a
+    status too, once they take seconds (:mod:`genderprobe.outputs.activity`)."""
+    if config.progress is None:
+        return _execute(probe, config)
+    from genderprobe.outputs.activity import display_beside, shown
+
+    with shown(display_beside(config.progress)):
+        return _execute(probe, config)
+
+
+def _execute(probe: Any, config: RunConfig) -> RunOutput:
+    probe = limited(probe, config.limit)
     check_options(probe, config)
     if config.until_decided is not None:
         return run_until_decided(probe, config, execute)
     generation = _generation(probe.default_generation, config)
-    counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
+    with steps.step("counting the run's requests"):
+        counted = check_work(probe, check_limit(config.max_requests), dry_run=config.dry_run)
     if counted is not None:  # a dry run above the limit: counted, nothing built
         return RunOutput(result=ProbeResult(metrics={}),
                          document=counted_document(probe, config.model, counted, config.max_requests))
@@ -265,12 +299,14 @@ def execute(probe: Any, config: RunConfig) -> RunOutput:
         judge_prices = (config.judge_price_in, config.judge_price_out)
         prices = {"model": (config.price_in, config.price_out)} | dict.fromkeys(ROLES[1:], judge_prices)
         return RunOutput(result=result, document=dry_run_document(probe, run.model, run.runners, prices=prices))
-    out = RunOutput(result=result, document=results_document(probe, config, run, result, generation, started))
+    with steps.step("assembling the results (breakdown tests, validity)"):
+        out = RunOutput(result=result, document=results_document(probe, config, run, result, generation, started))
     if isinstance(run.sink, ListSink):
         out.records = run.sink.records
     if config.out_dir is not None:
-        out.results_path, out.records_path, out.parquet_path = write_run_files(
-            Path(config.out_dir), out.document, run.sink, run.records_path, parquet=config.records_parquet)
+        with steps.step(f"writing the results to {config.out_dir}"):
+            out.results_path, out.records_path, out.parquet_path = write_run_files(
+                Path(config.out_dir), out.document, run.sink, run.records_path, parquet=config.records_parquet)
     return out
 
 

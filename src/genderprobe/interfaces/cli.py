@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import pkgutil
 import signal
 import sys
 import typing
@@ -27,12 +26,12 @@ from genderprobe.errors import RunFailed, UserError
 from genderprobe.interfaces.arguments import refuse_non_utf8
 from genderprobe.interfaces.userfiles import read_user_text
 from genderprobe.models import BACKENDS, ModelOptions
-from genderprobe.registry import all_probes, study_commands
+from genderprobe.registry import all_probes, find_probe
 from genderprobe.version import __version__
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, too many failed or empty answers, "
-    "store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
+    "Exit codes: 0 done; 1 the run failed at run time (server unreachable, failed requests above --max-error-rate, "
+    "more than half the answers empty, store locked): answers received are kept, run again later; 2 bad input or usage: fix the command; "
     "3 a mark is worse than --fail-on-mark (results written); 130 interrupted."
 )
 
@@ -61,7 +60,60 @@ class _Group(click.Group):
             ctx.exit(130)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+# The commands defined in other modules (each module's COMMANDS): name -> (module, the line
+# `genderprobe --help` shows for it). They are imported when asked for, so that neither `--help` nor a
+# run imports them (jinja2, the report, the suite, a study's tools); tests/harness/test_cli.py holds this
+# table to the modules.
+ELSEWHERE: dict[str, tuple[str, str]] = {
+    "answers": ("genderprobe.interfaces.cli_commands.answers",
+                "Write every answer of the runs (run folders or results files) as JSON lines: each record of the "
+                "run's records file, with how the report reads it under \"read\"."),
+    "bws": ("genderprobe.studies.fifty_shades.commands",
+            "Best-Worst Scaling: make 4-tuples, score annotations, check their reliability."),
+    "cache": ("genderprobe.interfaces.cli_commands.cache", "Look into, empty or export the response store."),
+    "check": ("genderprobe.interfaces.cli_commands.check",
+              "One cheap request to each model, and a store write, before a run."),
+    "compare": ("genderprobe.interfaces.cli_commands.report",
+                "Rank several runs side by side and test each headline difference between them (paired over "
+                "items where two runs asked the same ones): here, and in HTML with -o."),
+    "fifty-shades": ("genderprobe.studies.fifty_shades.commands",
+                     "Fifty Shades of Bias tools (the judge probe is 'genderprobe run fifty-shades')."),
+    "judge": ("genderprobe.studies.fifty_shades.commands",
+              "Rate how gender-biased each sentence of FILE is (0-1), with the Fifty Shades judge."),
+    "paper": ("genderprobe.interfaces.cli_commands.paper",
+              "Show the result tables the probe's paper publishes, with a run's row beside them."),
+    "plan": ("genderprobe.interfaces.cli_commands.plan",
+             "How large a run detects a bias of a given size with a given power, and what it costs."),
+    "report": ("genderprobe.interfaces.cli_commands.report",
+               "Write a self-contained HTML report of one or more results files (or run folders)."),
+    "suite": ("genderprobe.interfaces.cli_commands.suite", "Many probes on many models: one folder, one report."),
+}
+
+
+class _MainGroup(_Group):
+    """The top-level group: its own commands, and those of :data:`ELSEWHERE` imported when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *ELSEWHERE})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in ELSEWHERE:
+            module = importlib.import_module(ELSEWHERE[name][0])
+            for command in module.COMMANDS:
+                self.commands.setdefault(command.name, command)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of commands, without importing those defined elsewhere to read their help."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, self.commands[name].get_short_help_str(limit) if name in self.commands
+                 else click.utils.make_default_short_help(ELSEWHERE[name][1], limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_MainGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="genderprobe")
 def main() -> None:
     """Measure gender bias in large language models."""
@@ -100,12 +152,12 @@ class _ProbeGroup(_Group):
         return list(all_probes())
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        probe_cls = all_probes().get(name)
+        probe_cls = find_probe(name)
         return _probe_command(probe_cls) if probe_cls else None
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
-        if name not in all_probes() and not name.startswith("-"):
+        if not name.startswith("-") and find_probe(name) is None:
             import difflib
 
             close = difflib.get_close_matches(name, list(all_probes()), n=1)
@@ -157,6 +209,7 @@ _COMMON = [
     click.option("--rpm", type=float, default=None, help="Requests-per-minute limit [default: none]."),
     click.option("--tpm", type=float, default=None, help="Tokens-per-minute limit [default: none]."),
     click.option("--max-retries", type=int, default=None, help="Retries per request for transient failures [default: 6]."),
+    click.option("--max-retry-wait", type=float, default=None, help="Longest Retry-After waited out, in seconds; a longer one stops the run [default: 300]."),
     click.option("--max-error-rate", type=float, default=None,
                  help="Share of requests that may fail after retries before the run fails [default: 0.03]."),
     click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -196,6 +249,12 @@ _COMMON = [
                  help="Also write records.parquet beside records.jsonl."),
     click.option("--fail-on-mark", default=None, metavar="MARK",
                  help="Exit with 3 after writing the results when any mark is worse than MARK (A-D): a CI gate."),
+    click.option("--limit", type=int, default=None, metavar="N",
+                 help="A smoke run: ask at most N of each probe's items (its sample_k or size parameter), "
+                      "marked in the results as not comparable with a full run."),
+    click.option("--details", is_flag=True,
+                 help="Print every metric, breakdown table and the paper's table, not only the verdict and a line "
+                      "for each."),
     click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors."),
     click.option("--json", "as_json", is_flag=True, help="Print the results JSON to standard output."),
 ]
@@ -307,7 +366,7 @@ def _comma_list(item: type) -> Any:
 
 def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> None:
     from genderprobe.interfaces.api import execute
-    from genderprobe.outputs.terminal import Progress, output_console, print_results, print_validity
+    from genderprobe.outputs.terminal import Progress, print_results, print_summary
 
     probe = probe_cls(**probe_kwargs)
     config = _run_config(opts)
@@ -339,7 +398,7 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
 
         click.echo(json.dumps(to_jsonable(out.document), indent=2, ensure_ascii=False))
     elif not quiet:
-        print_results(out.document, validity_at_end=False)
+        (print_results if opts["details"] else print_summary)(out.document)
         if out.results_path:
             click.echo(f"Results: {out.results_path}")
         if out.records_path:
@@ -353,7 +412,6 @@ def _run(probe_cls: type[Probe], probe_kwargs: dict[str, Any], **opts: Any) -> N
                 "(key in OPENAI_API_KEY; --base-url for vLLM, Ollama, llama.cpp, TGI or OpenRouter), "
                 "--model anthropic:MODEL, or --model hf:PATH for local weights."
             )
-        print_validity(out.document, output_console())  # last: what limits these numbers
     elif opts["quiet"]:  # quiet drops the summary, never the warnings about what it measured
         for warning in out.document.get("warnings") or []:
             click.echo(f"Warning: {warning}", err=True)
@@ -381,10 +439,10 @@ def reading_guide(doc: dict[str, Any], results_path: Path | None) -> str:
     if doc.get("marks"):
         reading += " Marks run from A (healthy) to D (catastrophic), from where the 95% interval lies."
     if results_path is not None:
-        report = f"The HTML report: genderprobe report {results_path.parent}"
+        report = f"More: --details, the HTML report (genderprobe report {results_path.parent})"
     else:
-        report = "For the HTML report, run again with --out DIR, then: genderprobe report DIR"
-    return f"{reading}\n{report} (the paper's own tables: genderprobe paper {doc['probe']})."
+        report = "More: --details, or run again with --out DIR for the HTML report (genderprobe report DIR)"
+    return f"{reading}\n{report}, the paper's own tables (genderprobe paper {doc['probe']})."
 
 
 def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:
@@ -439,11 +497,13 @@ def _run_config(opts: dict[str, Any]) -> Any:
         ("generation", "max_tokens", "--max-tokens"), ("model", "timeout", "--timeout"),
         ("run", "concurrency", "--concurrency"), ("run", "rpm", "--rpm"), ("run", "tpm", "--tpm"),
         ("run", "max_retries", "--max-retries"), ("run", "max_error_rate", "--max-error-rate"),
-        ("run", "max_requests", "--max-requests"),
+        ("run", "max_requests", "--max-requests"), ("run", "max_retry_wait", "--max-retry-wait"),
     ):
         check_option(section, key, opts[key], flag)
     if opts["resamples"] < 1:
         raise UserError("--resamples must be at least 1.")
+    if opts["limit"] is not None and opts["limit"] < 1:
+        raise UserError("--limit must be at least 1 (the most items each probe asks in a smoke run).")
     model_options, judge_options = _connections(opts, fc)
     for key, flag in (("price_in", "--price-in"), ("price_out", "--price-out")):
         check_option("run", key, opts[key], flag)
@@ -471,9 +531,11 @@ def _run_config(opts: dict[str, Any]) -> Any:
         constrain_answers=opts["constrain_answers"],
         concurrency=merged(opts["concurrency"], fc, "run", "concurrency", 8),
         max_requests=merged(opts["max_requests"], fc, "run", "max_requests", DEFAULT_MAX_REQUESTS),
+        limit=opts["limit"],
         rpm=merged(opts["rpm"], fc, "run", "rpm"),
         tpm=merged(opts["tpm"], fc, "run", "tpm"),
         max_retries=merged(opts["max_retries"], fc, "run", "max_retries", 6),
+        max_retry_wait=merged(opts["max_retry_wait"], fc, "run", "max_retry_wait", 300.0),
         max_error_rate=merged(opts["max_error_rate"], fc, "run", "max_error_rate", 0.03),
         executor=opts["executor"],
         ray_address=opts["ray_address"],
@@ -518,20 +580,6 @@ def _connections(opts: dict[str, Any], fc: Any) -> tuple[ModelOptions, ModelOpti
     # The judges have their own endpoint: nothing of the tested model's connection carries over.
     return model_options, ModelOptions(base_url=judge_base_url, api_key_env=judge_key_env,
                                        timeout=fc.judge.get("timeout", model_options.timeout))
-
-
-def _register() -> None:
-    import genderprobe.interfaces.cli_commands as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        for command in getattr(module, "COMMANDS", []):
-            main.add_command(command)
-    for command in study_commands():
-        main.add_command(command)
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -143,6 +143,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "rpm": _number(above=0.0),
         "tpm": _number(above=0.0),
         "max_retries": _whole(0, 100),
+        "max_retry_wait": _number(0.0),
         "max_error_rate": _number(0.0, 1.0),
         "cache_dir": _text,
         "cache_max_age": _duration,

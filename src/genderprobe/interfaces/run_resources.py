@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from genderprobe import steps
 from genderprobe.cache_dir import default_cache_dir
 from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext
 from genderprobe.engine.disk import is_full, out_disk_error
@@ -38,6 +39,8 @@ from genderprobe.reading.reader_judge import ReaderJudge
 ROLES = ("model", "judge", "checker", "reader_judge")
 # What a judge's progress line is called.
 _LABELS = {"judge": "judge", "checker": "checker", "reader_judge": "reader judge"}
+# What a probe does once a list of answers is back (the status of its work after the requests).
+_AFTER_ANSWERS = "reading the answers, computing metrics and intervals"
 
 
 @dataclass
@@ -60,7 +63,8 @@ class OpenRun:
 def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
     """Open what the run of ``probe`` needs; release all of it on leaving, however the run ends."""
     run = OpenRun()
-    run.models["model"], concurrency = _open_model(config)
+    with steps.step(f"opening {config.model}"):  # local weights take a while to load
+        run.models["model"], concurrency = _open_model(config)
     try:
         check_model(run.model, config)
         for role in ROLES[1:]:
@@ -107,7 +111,8 @@ def run_in(run: OpenRun, probe: Any, config: Any, generation: GenerationParams) 
         reader_judge=run.reader_judge,
     )
     try:
-        result = probe.run(ctx)
+        with steps.step("preparing the prompts") as working:
+            result = probe.run(_quiet_while_asking(ctx, working))
     except OSError as exc:  # the records' disk filled up: the answers are in the store
         if config.out_dir is None or not is_full(exc):
             raise
@@ -115,6 +120,16 @@ def run_in(run: OpenRun, probe: Any, config: Any, generation: GenerationParams) 
     if run.reader_judge:
         _add_reader_judge(result, run.reader_judge)
     return result
+
+
+def _quiet_while_asking(ctx: RunContext, working: steps.Step) -> RunContext:
+    """The context with runners whose requests leave the screen to their own progress, and after whose
+    answers ``working``, the step of the probe's own work, is named for what the probe does with them."""
+
+    def quiet(runner: Any) -> Any:
+        return None if runner is None else steps.QuietWhileAsking(runner, working, _AFTER_ANSWERS)
+
+    return replace(ctx, ask=quiet(ctx.ask), judge=quiet(ctx.judge), checker=quiet(ctx.checker))
 
 
 def _open_model(config: Any) -> tuple[Model, int]:
@@ -147,10 +162,11 @@ def _runner(config: Any, store: Store | None, model: Model, concurrency: int, ju
         "rpm": config.rpm,
         "tpm": config.tpm,
         "max_retries": config.max_retries,
+        "max_retry_after": config.max_retry_wait,
         "max_error_rate": config.max_error_rate,
         "cache_max_age": config.cache_max_age,
         "max_requests": config.max_requests,
-        "spill_to": (config.out_dir,) if config.out_dir else (),  # should the store's disk fill up
+        "spill_to": (config.out_dir,) if config.out_dir else (),  # where earlier versions spilled: looked in
     }
     if judge_label is None:
         # A generate= function gets lists of its own batch size, each stored before the next is asked.

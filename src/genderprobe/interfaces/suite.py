@@ -36,7 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from genderprobe.contract import Probe
+from genderprobe.contract import Probe, limited
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.interfaces.api import RunConfig, RunOutput, execute
 from genderprobe.interfaces.config import SCHEMA, FileConfig, validate
@@ -233,6 +233,17 @@ class Suite:
     def done(self) -> list[SuiteRun]:
         return [r for r in self.runs if r.status == "done"]
 
+    # A notebook shows the runs' verdicts, not the config and every probe's parameters.
+    def __repr__(self) -> str:
+        from genderprobe.outputs.notebook import suite_text
+
+        return suite_text(self)
+
+    def _repr_html_(self) -> str:
+        from genderprobe.outputs.notebook import suite_html
+
+        return suite_html(self)
+
 
 def model_folder(spec: str) -> str:
     """A folder name for a model spec: ``openai:gpt-4o-mini`` -> ``openai-gpt-4o-mini``."""
@@ -262,7 +273,8 @@ def plan(models: list[str], probes: list[str], parameters: dict[str, dict[str, A
     for name in probes:
         if get_probe(name).needs_judge and not config.judge:
             raise UserError(f"Probe '{name}' needs a judge model; pass --judge SPEC or leave it out of the probes.")
-    runs = [SuiteRun(spec, get_probe(name)(**parameters.get(name, {})), f"{model_folder(spec)}/{name}")
+    runs = [SuiteRun(spec, limited(get_probe(name)(**parameters.get(name, {})), config.limit),
+                     f"{model_folder(spec)}/{name}")
             for spec in models for name in probes]
     return Suite(Path(out), models, probes, config, runs)
 
@@ -285,6 +297,8 @@ def asked(probe: Probe, config: RunConfig) -> dict[str, Any]:
             "constrain_answers": config.constrain_answers,
             "reader_judge": config.reader_judge,
             "reader_judge_sample": config.reader_judge_sample if config.reader_judge else None,
+            # only a smoke run says it, so results written before --limit still match
+            **({"limit": config.limit} if config.limit else {}),
         },
     })
 
@@ -363,6 +377,7 @@ def manifest(suite: Suite) -> dict[str, Any]:
             "reader_judge": c.reader_judge,
             "score_options": c.score_options,
             "constrain_answers": c.constrain_answers,
+            **({"limit": c.limit} if c.limit else {}),  # a smoke suite: not comparable with a full one
         },
         "complete": all(r.status == "done" for r in suite.runs),
         "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

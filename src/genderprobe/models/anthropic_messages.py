@@ -21,19 +21,26 @@ costs one request.
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
 
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.credentials import Scrubber, url_credentials
 from genderprobe.models.http_options import check_body
 from genderprobe.models.openai_compatible import (
+    NOT_UTF8,
     body_hash,
     checked_option,
+    decode_json,
     public_url,
     retry_after_seconds,
+    with_note,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -53,6 +60,8 @@ class AnthropicMessages(Model):
         key_env = options.api_key_env or "ANTHROPIC_API_KEY"
         self._api_key = options.api_key or os.environ.get(key_env) or None
         self._key_hint = key_env
+        self.secrets = (self._api_key or "", *url_credentials(base_url))
+        self._scrubber = Scrubber(self.secrets)
         extra = dict(options.extra)
         self.body: dict[str, Any] = checked_option("body", extra.pop("body", {}), check_body)
         if extra:
@@ -123,7 +132,8 @@ class AnthropicMessages(Model):
 
     async def _send(self, request: Request) -> Response:
         try:
-            message = await self.client().messages.create(**self.payload(request))
+            raw = await self.client().messages.with_raw_response.create(**self.payload(request))
+            return await _read(raw)
         except anthropic.APITimeoutError:
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
         except anthropic.APIConnectionError as exc:
@@ -139,16 +149,12 @@ class AnthropicMessages(Model):
         except anthropic.APIError as exc:  # an answer the SDK could not read
             raise ModelError(self._scrub(f"the server answered with malformed data ({type(exc).__name__})"),
                              kind="malformed") from None
-        except ValueError:
-            raise ModelError("the server answered with malformed JSON", kind="malformed") from None
-        try:
-            return read_message(message)
         except (AttributeError, TypeError, ValueError):
             raise ModelError("the server answered with malformed JSON", kind="malformed") from None
 
     def _status_error(self, exc: anthropic.APIStatusError) -> ModelError:
         status = exc.status_code
-        detail = self._scrub(_message(exc))
+        detail = _message(exc, self._scrub)
         spec = self.spec
         if status in (401, 403):
             return ModelError(f"the API rejected the key for {spec} (HTTP {status}{detail}); check {self._key_hint} or --api-key-env",
@@ -164,14 +170,38 @@ class AnthropicMessages(Model):
         return ModelError(f"HTTP {status}{detail}", kind=kind, retry_after=retry_after, status=status)
 
     def _scrub(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        return self._scrubber(text)
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+async def _read(raw: Any) -> Response:
+    """The answer of a raw SDK response. A body that is not UTF-8 is read with its bad bytes
+    replaced and noted (see :func:`decode_json`): asking again would pay for the same bytes."""
+    body = raw.http_response.content
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        data, _ = decode_json(body)
+        response = read_message(_as_attributes(data))
+        response.finish_reason = with_note(response.finish_reason, NOT_UTF8)
+        return response
+    message = raw.parse()
+    if inspect.isawaitable(message):  # the SDK's async responses parse in a coroutine, older ones at once
+        message = await message
+    return read_message(message)
+
+
+def _as_attributes(value: Any) -> Any:
+    """JSON read as the SDK's objects are (``block.text``), for :func:`read_message`."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): _as_attributes(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_as_attributes(v) for v in value]
+    return value
 
 
 def read_message(message: Any) -> Response:
@@ -191,11 +221,11 @@ def read_message(message: Any) -> Response:
     )
 
 
-def _message(exc: anthropic.APIStatusError) -> str:
+def _message(exc: anthropic.APIStatusError, scrub: Callable[[str], str]) -> str:
     body = exc.body
     try:
         message = body["error"]["message"]  # type: ignore[index]
-        return f": {str(message)[:200]}"
+        return f": {scrub(str(message))[:200]}"  # scrubbed whole: a cut could halve a secret
     except (KeyError, TypeError, IndexError):
         return ""
 

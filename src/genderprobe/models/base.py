@@ -125,6 +125,9 @@ class Response:
     served_model: str | None = None
     fingerprint: str | None = None
     finish_reason: str | None = None
+    # Set when the answer (with its reasoning) was longer than its bound and was cut to it
+    # (genderprobe.engine.answer_bound): how many characters arrived.
+    cut_from: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -160,6 +163,9 @@ class Model(ABC):
     greedy_when_unset: bool = False
     # The weights' number format, for local weights (bfloat16 and float32 can answer differently).
     dtype: str | None = None
+    # The credentials the backend sends (key, header values, the URL's; genderprobe.models.credentials):
+    # the runner scrubs them from every answer and error before anything keeps or shows one.
+    secrets: Sequence[str] = ()
     # Set by the runner around a generate_batch call: a backend that answers a long list
     # (local weights) calls it with how many more of the list's requests it has finished,
     # so the progress line moves while the list is answered.

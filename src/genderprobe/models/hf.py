@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
 from genderprobe.models.local_prompts import (
@@ -171,9 +172,13 @@ class HFModel(SyncBatchModel):
                 todo.append(i)
         scores: dict[int, list[float]] = {}
         widths = [len(encoded[i]) + len(self._option_tree(requests[i].options)[0]) for i in todo]
-        for batch in self._plan(widths, extra=0, budget=self.score_batch_tokens):
-            rows = [todo[b] for b in batch]
-            self._run_or_split(rows, lambda b: self._score_batch(b, requests, encoded, scores))
+        batches = self._plan(widths, extra=0, budget=self.score_batch_tokens)
+        with steps.step(f"scoring the options of {len(todo):,} prompts on local weights", total=len(batches),
+                        unit="batches") as scoring:
+            for batch in batches:
+                rows = [todo[b] for b in batch]
+                self._run_or_split(rows, lambda b: self._score_batch(b, requests, encoded, scores))
+                scoring.advance()
         for i, logprobs in scores.items():
             r = requests[i]
             if not r.score_options:
@@ -243,6 +248,13 @@ class HFModel(SyncBatchModel):
             self._run_or_split(rows, lambda b: self._generate_batch(b, requests, encoded, limit, responses))
 
     def _generate_batch(self, rows, requests, encoded, limit, responses) -> None:
+        # One batch can take minutes on a CPU, and its answers all end together: its token steps are
+        # what moves meanwhile (genderprobe.steps, shown where the run shows its progress).
+        with steps.step(f"generating {len(rows):,} answers on local weights", total=limit,
+                        unit="token steps (at most)") as moving:
+            self._generate_rows(rows, requests, encoded, limit, responses, moving)
+
+    def _generate_rows(self, rows, requests, encoded, limit, responses, moving: steps.Step) -> None:
         torch = self._torch
         out, mask, positions = self._prefill([encoded[i] for i in rows], keep=1)
         params = requests[rows[0]].params
@@ -260,6 +272,7 @@ class HFModel(SyncBatchModel):
             for row, token, end in zip(live, chosen.tolist(), ended):
                 if not end:
                     produced[row].append(token)
+            moving.advance()
             if all(ended) or step == limit - 1:
                 break
             if any(ended):

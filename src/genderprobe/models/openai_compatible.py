@@ -71,6 +71,7 @@ import aiohttp
 
 from genderprobe.errors import ModelError, UserError
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
+from genderprobe.models.credentials import Scrubber, header_credentials, url_credentials
 from genderprobe.models.http_options import check_body, check_header_name, check_headers
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -124,6 +125,8 @@ class OpenAICompatible(Model):
         self._key_hint = options.api_key_env or "OPENAI_API_KEY"
         self.timeout = options.timeout
         self._read_options(dict(options.extra))
+        self.secrets = (self._api_key or "", *header_credentials(self.headers), *url_credentials(self.base_url))
+        self._scrubber = Scrubber(self.secrets)
         self.spec = f"openai:{model}"
         self._identity = self._make_identity()
         self._endpoint = self._url("/chat/completions")
@@ -317,7 +320,7 @@ class OpenAICompatible(Model):
 
     async def _http_error(self, status: int, raw: bytes, retry_after: str | None, payload: dict[str, Any]) -> ModelError:
         message, param, _ = _error_info(raw)
-        detail = self._scrub(f": {message[:200]}" if message else "")
+        detail = f": {self._scrub(message)[:200]}" if message else ""  # scrubbed whole: a cut could halve a secret
         spec = self.spec
         if status in (401, 403):
             return ModelError(
@@ -370,11 +373,8 @@ class OpenAICompatible(Model):
         return _DROP.get(field, "check the generation parameters and model options")
 
     def _scrub(self, text: str) -> str:
-        """Servers sometimes echo the key (or another header) back; it must not reach a message, the store or a log."""
-        for secret in (self._api_key, *self.headers.values()):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """Servers sometimes echo a credential back; it must not reach a message, the store or a log."""
+        return self._scrubber(text)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -495,9 +495,22 @@ def unwrap_json_answer(text: str) -> str:
     return answer if isinstance(answer, str) else text
 
 
+# Appended to finish_reason (kept in the store and shown in records) when a body was not UTF-8.
+NOT_UTF8 = "body not UTF-8: bytes replaced with U+FFFD"
+
+
+def decode_json(raw: bytes) -> tuple[Any, bool]:
+    """A body's JSON, and whether bytes that are not UTF-8 were replaced (U+FFFD) to read it:
+    such an answer is paid for, and asking again would only pay for the same bytes."""
+    try:
+        return json.loads(raw), False
+    except UnicodeDecodeError:
+        return json.loads(raw.decode("utf-8", "replace")), True
+
+
 def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
     try:
-        data = json.loads(raw)
+        data, replaced = decode_json(raw)
         choice = data["choices"][0]
         message = choice["message"]
         content = message.get("content")
@@ -534,8 +547,12 @@ def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
         reasoning=reasoning or None,
         served_model=_text(data.get("model")),
         fingerprint=_text(data.get("system_fingerprint")),
-        finish_reason=_text(choice.get("finish_reason")),
+        finish_reason=with_note(_text(choice.get("finish_reason")), NOT_UTF8 if replaced else None),
     )
+
+
+def with_note(finish_reason: str | None, note: str | None) -> str | None:
+    return finish_reason if note is None else f"{finish_reason or 'stop'}; {note}"
 
 
 # A leading thinking block (vLLM without a reasoning parser, Ollama); unclosed when cut off mid-thought.

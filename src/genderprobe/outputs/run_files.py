@@ -22,6 +22,8 @@ from genderprobe.outputs.results import write_json
 
 def check_out_dir(out_dir: Path) -> None:
     """Create the output folder before anything is paid for, or say why it cannot be."""
+    if out_dir.exists() and not out_dir.is_dir():  # mkdir would say "File exists" of a file or a device
+        raise UserError(f"--out {out_dir} is not a folder; choose a folder (it is made if missing).")
     written(lambda: out_dir.mkdir(parents=True, exist_ok=True), out_dir)
     for name in ("results.json", *RECORDS_FILES.values()):
         if (out_dir / name).is_dir():

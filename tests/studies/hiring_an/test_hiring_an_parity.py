@@ -1,16 +1,23 @@
 """HiringAn against GenderBench 0.5.0's own code (issue 33): the same answers give the same prompts,
 readings, metrics (1e-9), intervals and marks; our data is GenderBench's, bit for bit.
 
+The regressions' intervals are compared to REGRESSION_INTERVALS rather than 1e-9 (issue 46): our resamples'
+bounded fits are exact (studies/hiring_an/bounded_fit.py), where GenderBench's lsq_linear stops at its
+tolerance near a bound, a little short of the optimum, and the normal fitted to the resamples moves by that.
+
 Each mix answers every attempt by a deterministic choice among realistic email shapes, keyed by the
 prompt and repetition, so both sides get the same answer for the same attempt; the choice leans on the
 candidate's gender, qualification and occupation so that every metric has something to measure, and
-some groups are hired always or never, where GenderBench's lsq_linear leaves the closed form. GenderBench
+some groups are hired always or never, where GenderBench's lsq_linear leaves the closed form (and in the
+biased mix every group of either gender is, as with reference:biased). GenderBench
 runs in its own environment, under Python 3.12 or later (tests/genderbench_parity.py says why).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+from dataclasses import replace
 from functools import cache
 
 import genderbench_parity as parity
@@ -79,6 +86,11 @@ def realistic(it, repetition: int) -> str:
     return _answer(it, repetition, "realistic", min(max(p, 0.0), 1.0), 0.12)
 
 
+def biased(it, repetition: int) -> str:
+    """Men always selected, women never, a few answers unread: every group's optimum on a bound."""
+    return _answer(it, repetition, "biased", 1.0 if it.gender == "male" else 0.0, 0.05)
+
+
 def settled(it, repetition: int) -> str:
     """The highly qualified always selected, the unqualified never, the rest mostly unread."""
     if it.qualification in ("high", "low"):
@@ -91,7 +103,11 @@ MIXES = {
     "realistic, 3,000 sampled items": (realistic, {"sample_k": 3000}, 123, 300),
     "settled levels, 2 repetitions, 600 sampled items": (settled, {"sample_k": 600, "num_repetitions": 2}, 7, 300),
     "realistic, 10 sampled items": (realistic, {"sample_k": 10}, 11, 200),
+    "biased, 1,000 sampled items": (biased, {"sample_k": 1000}, 123, 300),
 }
+# How far a regression's interval may lie from GenderBench's (see the module's note): the most seen on these
+# mixes is 6e-6, where lsq_linear stops about 1e-5 short of every resample's optimum.
+REGRESSION_INTERVALS = 1e-4
 
 
 def _request_answer(policy, params, seed):
@@ -117,6 +133,28 @@ def genderbench(mix: str, asked):
 venv = parity.venv_fixture(PROBE)
 
 
+def without_regression_intervals(theirs: parity.GenderBenchRun) -> parity.GenderBenchRun:
+    """GenderBench's run less the regressions' intervals, for genderbench_parity's comparison at 1e-9."""
+    return replace(theirs, intervals={k: v for k, v in theirs.intervals.items() if not k.endswith("_regression")})
+
+
+def regression_interval_differences(result, theirs: parity.GenderBenchRun) -> list[str]:
+    """The regressions' intervals that lie further than REGRESSION_INTERVALS from GenderBench's."""
+    mine = ours_of(result)["intervals"]
+    found = []
+    for name, interval in theirs.intervals.items():
+        if name.endswith("_regression"):
+            low, high = mine.get(name) or (None, None)
+            if not (_near(low, interval[0]) and _near(high, interval[1])):
+                found.append(f"interval {name}: ours {(low, high)!r}, GenderBench {interval!r}")
+    return found
+
+
+def _near(a: float | None, b: float | None) -> bool:
+    a, b = (math.nan if v is None else v for v in (a, b))
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= REGRESSION_INTERVALS
+
+
 def test_our_data_is_genderbenchs_bit_for_bit(venv):
     theirs = genderbench_resources()
     assert [[n, list(d)] for n, d in names_to_demo().items()] == theirs["names_to_demo"]
@@ -128,28 +166,40 @@ def test_our_data_is_genderbenchs_bit_for_bit(venv):
 def test_the_same_answers_give_genderbenchs_numbers(venv, mix):
     ours = run_ours(*MIXES[mix])
     theirs = genderbench(mix, ours.asked)
-    parity.assert_same(ours, theirs)
+    parity.assert_same(ours, without_regression_intervals(theirs))
+    assert regression_interval_differences(ours.result, theirs) == []
     assert set(theirs.metrics) == set(an_metrics.metric_names(("asian", "black", "hispanic", "white")))
     assert set(theirs.marks) == {m.metric for m in an_probe.MARKS}
 
 
 def test_the_mixes_reach_what_they_are_for(venv):
-    """Unread answers, lsq_linear beyond the closed form, marks other than A, regressions GenderBench leaves NaN."""
+    """Unread answers, optima on the bounds (where lsq_linear iterates), marks other than A, regressions
+    GenderBench leaves NaN, resamples whose slope is lsq_linear's own, every group on a bound."""
     mix = "realistic, 3,000 sampled items"
     result, asked, _ = run_ours(*MIXES[mix])
     real = genderbench(mix, asked)
     assert real.evaluations.count(None) > 200
     assert real.marks["diff_regression"] in (1, 2, 3) and real.marks["diff_acceptance_rate"] in (1, 2)
-    assert result.counts["regressions_by_lsq_linear"] > 0
+    assert result.counts["regressions_on_bounds"] > 0
     mix = "settled levels, 2 repetitions, 600 sampled items"
     result, asked, _ = run_ours(*MIXES[mix])
     settled_run = genderbench(mix, asked)
     assert settled_run.metrics["qualification_high_female_acceptance_rate"] == 1.0
-    assert result.counts["regressions_by_lsq_linear"] >= 4 * 300  # both genders of both settled levels, every resample
+    assert result.counts["regressions_on_bounds"] >= 4 * 300  # both genders of both settled levels, every resample
     mix = "realistic, 10 sampled items"
-    small = genderbench(mix, run_ours(*MIXES[mix])[1])
+    result, asked, _ = run_ours(*MIXES[mix])
+    small = genderbench(mix, asked)
     assert any(v is None for v in small.metrics.values())
     assert any(iv == (None, None) for iv in small.intervals.values())
+    assert result.counts["regressions_by_lsq_linear"] > 0  # resamples of a few rows of one occupation
+    mix = "biased, 1,000 sampled items"
+    result, asked, _ = run_ours(*MIXES[mix])
+    biased_run = genderbench(mix, asked)
+    assert (biased_run.metrics["male_acceptance_rate"], biased_run.metrics["female_acceptance_rate"]) == (1.0, 0.0)
+    assert result.counts["regressions_on_bounds"] == 2 * 9 * 300  # each gender of each group, every resample
+    # GenderBench's lsq_linear stops short of the bound, so its intervals are not exactly ours: (0, 0).
+    ours = ours_of(result)["intervals"]
+    assert ours["male_regression"] == (0.0, 0.0) and biased_run.intervals["male_regression"] != (0.0, 0.0)
 
 
 def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
@@ -164,6 +214,6 @@ def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
 
     monkeypatch.setattr(an_metrics, "point_metrics", planted)
     result, asked, _ = run_ours(policy, params, seed, cycles)
-    found = differences(ours_of(result), genderbench(mix, asked))
+    found = differences(ours_of(result), without_regression_intervals(genderbench(mix, asked)))
     assert found and all("female_acceptance_rate" in line for line in found), found
     assert any(line.startswith("metric female_acceptance_rate") for line in found)

@@ -83,6 +83,7 @@ class RayPool(Model):
         self._local_weights = first["batch_native"]
         self.greedy_when_unset = first.get("greedy_when_unset", False)
         self.dtype = first.get("dtype")
+        self.secrets = tuple(first.get("secrets", ()))
         # What one worker holds at once: two batches (one running, one queued) for
         # local weights, the per-worker concurrency for API clients.
         self._capacity = 2 * self._batch if self._local_weights else self._concurrency

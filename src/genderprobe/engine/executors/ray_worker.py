@@ -75,6 +75,7 @@ class BackendWorker:
             "supports_constrained_answers": m.supports_constrained_answers,
             "greedy_when_unset": m.greedy_when_unset,
             "dtype": m.dtype,
+            "secrets": list(getattr(m, "secrets", ())),  # for the driver's runner to scrub echoes of them (models.credentials)
         }
 
     async def answer(self, shard: Sequence[tuple[int, Request]]) -> AsyncIterator[list[Outcome]]:

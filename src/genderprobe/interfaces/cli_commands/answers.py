@@ -21,20 +21,25 @@ from genderprobe.errors import UserError
 @click.option("--read-by", type=click.Choice(["rules", "judge"]), default=None,
               help="Only answers read by the rules, or by the reader judge.")
 @click.option("--gender", default=None, help="Only prompts of this gender order, such as 'female first'.")
+@click.option("--chose", default=None, help="Only answers that chose this, such as 'the woman', 'neither' or "
+              "'the stereotyped person'.")
+@click.option("--readers", type=click.Choice(["agree", "disagree"]), default=None,
+              help="Only answers the two readers read alike, or differently.")
 @click.option("--group", "groups", multiple=True, metavar="FIELD=VALUE",
               help="Only records whose FIELD holds VALUE, such as topic=Money; repeat for several.")
 @click.option("--search", default=None, help="Only answers whose prompt, answer or reasoning holds these words.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON lines file to write (default: standard output).")
 def answers_command(runs: tuple[Path, ...], reading: str | None, read_by: str | None, gender: str | None,
-                    groups: tuple[str, ...], search: str | None, output: Path | None) -> None:
+                    chose: str | None, readers: str | None, groups: tuple[str, ...], search: str | None,
+                    output: Path | None) -> None:
     """Write every answer of the runs (run folders or results files) as JSON lines: each record of the
     run's records file, with how the report reads it under "read"."""
     from genderprobe.outputs.records import records_beside
     from genderprobe.outputs.report.answer_export import AnswerFilter, answers, group_filter
     from genderprobe.outputs.results import JsonlSink, load_results
 
-    keep = AnswerFilter(reading, read_by, gender, group_filter(groups), search)
+    keep = AnswerFilter(reading, read_by, gender, group_filter(groups), search, chose, readers)
     sources = []
     for run in runs:
         doc = load_results(run / "results.json" if run.is_dir() else run)

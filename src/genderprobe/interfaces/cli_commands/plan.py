@@ -57,10 +57,13 @@ def plan_command(probe: str, detect: float, power: float, alpha: float, repetiti
     """How large a run detects a bias of a given size with a given power, and what it costs."""
     from genderprobe.analysis.planning import plan
     from genderprobe.interfaces.api import dry_run_cost
+    from genderprobe.outputs.activity import display_for, shown
 
-    p = plan(probe, detect, power=power, alpha=alpha, repetitions=repetitions, scenario_sd=scenario_sd,
-             mismatch_rate=mismatch_rate, scenarios=scenarios, price_in=price_in, price_out=price_out,
-             simulations=simulations, seed=seed, dry_run=dry_run_cost)
+    # The simulations take seconds to a minute: their progress on standard error, unless JSON is asked for.
+    with shown(None if as_json else display_for()):
+        p = plan(probe, detect, power=power, alpha=alpha, repetitions=repetitions, scenario_sd=scenario_sd,
+                 mismatch_rate=mismatch_rate, scenarios=scenarios, price_in=price_in, price_out=price_out,
+                 simulations=simulations, seed=seed, dry_run=dry_run_cost)
     if as_json:
         click.echo(json.dumps(p.to_json(), indent=2))
         return

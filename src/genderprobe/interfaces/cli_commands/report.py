@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from genderprobe.errors import UserError
+from genderprobe.outputs.activity import display_for, shown
 from genderprobe.outputs.results import load_results
+from genderprobe.steps import step
 
 
 def _load(paths: tuple[Path, ...]) -> list[tuple[dict, str]]:
@@ -36,7 +38,8 @@ def report_command(results: tuple[Path, ...], output: Path | None) -> None:
     if output is None:
         first = results[0] if results[0].is_dir() else results[0].parent
         output = first / "report.html"
-    write_html(output, render_report(docs))
+    with shown(display_for()), step(f"writing the report of {len(docs)} run{'s' * (len(docs) > 1)}"):
+        write_html(output, render_report(docs))
     _done(output)
 
 
@@ -60,9 +63,14 @@ def compare_command(results: tuple[Path, ...], output: Path | None, equivalence_
     check_margin(equivalence_margin)
     # Each run with its records file, so the tests between runs can pair their items.
     docs = [(doc, source, records_beside(path, doc)) for (doc, source), path in zip(_load(results), results)]
-    print_leaderboard(compare(docs, equivalence_margin))
+    with shown(display_for()):
+        with step(f"comparing {len(docs)} runs (tests between each two)"):
+            compared = compare(docs, equivalence_margin)
+        print_leaderboard(compared)
+        if output is not None:
+            with step("writing the comparison"):
+                write_html(output, render_comparison(docs, equivalence_margin))
     if output is not None:
-        write_html(output, render_comparison(docs, equivalence_margin))
         _done(output)
 
 

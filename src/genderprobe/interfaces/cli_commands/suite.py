@@ -25,6 +25,8 @@ _OWN = ("model", "out_dir", "config_file", "as_json", "export")
 def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None, out_dir: Path,
            config_file: Path | None, preset: str | None, **opts: Any) -> None:
     """Run every probe on every model into one folder, then write its report."""
+    from rich.text import Text
+
     from genderprobe.analysis.mark_gate import check_threshold, enforce
     from genderprobe.engine.dry_run import dry_run_lines, suite_dry_run_lines
     from genderprobe.interfaces import suite as suites
@@ -33,10 +35,15 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
         _terminate_as_interrupt,
         common_defaults,
     )
+    from genderprobe.outputs.activity import display_for, shown
     from genderprobe.outputs.records import records_beside
-    from genderprobe.outputs.report import compare, suite_report
+    from genderprobe.outputs.report import compare, genderbench_card, suite_report
+    from genderprobe.outputs.report.compare import Entry
     from genderprobe.outputs.report.leaderboard import print_leaderboard
-    from genderprobe.outputs.terminal import Progress
+    from genderprobe.outputs.report.secrets import redact
+    from genderprobe.outputs.suite_terminal import print_card, run_outcome
+    from genderprobe.outputs.terminal import Progress, output_console
+    from genderprobe.steps import step
 
     if suite_file and config_file and suite_file != config_file:
         raise UserError("Give the suite file once, as an argument or with --config, not both.")
@@ -71,15 +78,14 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
             return
         if quiet:
             return
-        line = f"[{suite.runs.index(run) + 1}/{len(suite.runs)}] {run.probe.name} on {run.model}: "
+        line = Text(f"[{suite.runs.index(run) + 1}/{len(suite.runs)}] {run.probe.name} on {run.model}: ")
         if run.skipped:
-            line += f"done before, skipped ({run.results})"
+            line.append(f"done before, skipped ({run.results})")
         elif run.status == "failed":
-            line += f"failed: {run.error}"
+            line.append(f"failed: {run.error}")
         else:
-            marks = [f"{m} {e['mark']}" for m, e in out.document["marks"].items() if e.get("mark")]
-            line += "done" + (f" ({', '.join(marks)})" if marks else "")
-        click.echo(line)
+            line.append_text(run_outcome(out.document))  # the marks as the run's verdict has them
+        output_console().print(line, highlight=False, soft_wrap=True)
 
     with _terminate_as_interrupt():
         suites.run(suite, on_run=told, progress=None if quiet else Progress)
@@ -88,15 +94,24 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
             for line in suite_dry_run_lines(estimates):
                 click.echo(line)
         return
-    report = suite_report.write(suite.out)
-    docs = suites.documents(suite)
-    if not quiet:
-        if docs:
+    # After the runs (each shows its own status): the report and the comparison, which take seconds.
+    console = output_console()
+    with shown(None if quiet else display_for()):
+        with step("writing the suite's report"):
+            report = suite_report.write(suite.out)
+        docs = suites.documents(suite)
+        if not quiet and docs:
             # Each run with its records, so runs of one probe are compared item by item.
-            print_leaderboard(compare([(doc, run.results, records_beside(suite.out / run.results, doc))
-                                       for run, doc in docs]))
+            with step(f"comparing the suite's {len(docs)} runs"):
+                compared = compare([(doc, run.results, records_beside(suite.out / run.results, doc))
+                                    for run, doc in docs])
+            print_leaderboard(compared, console)
+    if not quiet:
         click.echo(f"Suite: {suite.out / suites.SUITE_JSON}")
         click.echo(f"Report: {report}")
+        if genderbench_card.shown(suite.probes):  # the card last, where it is read first
+            entries = {run.results: Entry(doc, run.results) for run, doc in docs}
+            print_card(genderbench_card.model_rows(redact(suites.manifest(suite)), entries), console)
     suites.raise_failures(suite)
     if gate:
         enforce([(f"{run.probe.name} on {run.model}", doc) for run, doc in docs], gate)

@@ -9,8 +9,11 @@ The rows' layout, which the page's script reads (templates/answer_browser.js):
 ``u`` the run, ``p`` the prompt, ``a`` the answer with reasoning set aside,
 ``t`` the reasoning, ``j`` the reader judge's reply, ``e`` the error (each an
 index into ``texts``, absent where there is none), ``f`` each facet's value
-(an index into the facet's ``values``, -1 where the row has none) and ``id``
-where the answer is in the run.
+(an index into the facet's ``values``, -1 where the row has none), ``r`` each
+reader's reading where the run's two readers read the answer differently
+([[reader, reading], ...]), and ``id`` where the answer is in the run. A run
+read by two readers names them in ``readers`` (the paper's rule, the careful
+reader, the one its metrics use).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class RunAnswers:
 
 @dataclass
 class Facet:
-    key: str  # "reading", "read_by", "gender", "probe", "model", "run", or "group:<field>"
+    key: str  # "reading", "read_by", "gender", "chose", "readers", "probe", "model", "run", or "group:<field>"
     label: str
     values: list[str]
     counts: list[int] = field(default_factory=list)  # rows of the sample holding each value
@@ -79,6 +82,7 @@ class RunNote:
     shown: int = 0  # answers on the page
     readings: list[tuple[str, int]] = field(default_factory=list)  # over the whole run
     problem: str | None = None  # why the page holds none of its answers
+    readers: list[str] | None = None  # its two readers and the one its metrics use, where records name both
 
 
 @dataclass
@@ -98,8 +102,8 @@ class Answers:
 
     def payload(self) -> dict[str, Any]:
         return {"facets": [{"key": f.key, "label": f.label, "values": f.values} for f in self.facets],
-                "runs": [{"label": r.label, "probe": r.probe, "model": r.model, "folder": r.folder, "shown": r.shown}
-                         for r in self.runs],
+                "runs": [{"label": r.label, "probe": r.probe, "model": r.model, "folder": r.folder, "shown": r.shown,
+                          "readers": r.readers} for r in self.runs],
                 "texts": self.texts, "rows": self.rows}
 
 
@@ -134,10 +138,22 @@ def gather(runs: Sequence[RunAnswers], budget: int | None = None) -> Answers:
             continue
         note.total, note.shown = sample.total, len(sample.kept)
         note.readings = sorted(sample.readings.items(), key=lambda kv: _reading_order(kv[0]))
+        note.readers = _two_readers(doc, sample.read_differently)
         kept += [_Row(i, redact(record), reading) for _, record, reading in sample.kept]
     facets = _facets(notes, kept)
     texts: dict[str, int] = {}
     return Answers(notes, facets, [_row(r, facets, notes, texts) for r in kept], list(texts))
+
+
+def _two_readers(doc: dict[str, Any], read_differently: int) -> list[str] | None:
+    """[the paper's rule, the careful reader, the one the metrics use] of a run read by both, where its
+    records say which answers they read differently (records written before they did say nothing)."""
+    readers = doc.get("readers")
+    if not isinstance(readers, dict) or not all(isinstance(readers.get(k), str) for k in ("faithful", "careful")):
+        return None
+    if read_differently == 0 and readers.get("disagree"):
+        return None
+    return [readers["faithful"], readers["careful"], str(readers.get("used") or readers["faithful"])]
 
 
 def _chars(record: dict[str, Any]) -> int:
@@ -206,6 +222,11 @@ def _facets(notes: list[RunNote], rows: list[_Row]) -> list[Facet]:
     genders = sorted({r.reading.gender for r in rows if r.reading.gender})
     if genders:
         facets.append(Facet("gender", "gender", genders))
+    meanings = {r.reading.chose for r in rows}
+    if meanings - {None}:
+        facets.append(Facet("chose", "chose", [m for m in ar.MEANINGS if m in meanings]))
+    if any(notes[u].readers for u in used):
+        facets.append(Facet("readers", "the two readers", ["agree", "disagree"]))
     seen: dict[str, Counter] = {}
     for r in rows:
         for name, value in ar.groups(r.record).items():
@@ -227,6 +248,10 @@ def _value(facet: Facet, row: _Row, note: RunNote) -> str | None:
         return row.reading.read_by
     if facet.key == "gender":
         return row.reading.gender
+    if facet.key == "chose":
+        return row.reading.chose
+    if facet.key == "readers":
+        return None if not note.readers else "disagree" if row.reading.readers else "agree"
     value = row.record.get(facet.key.removeprefix("group:"))
     return None if value is None or isinstance(value, (dict, list)) else str(value)
 
@@ -244,6 +269,8 @@ def _row(row: _Row, facets: list[Facet], notes: list[RunNote], texts: dict[str, 
         out["j"] = text(record["reader_judge"])
     if record.get("error"):
         out["e"] = text(str(record["error"]))
+    if row.reading.readers and notes[row.run].readers:
+        out["r"] = [list(pair) for pair in row.reading.readers]
     values = []
     for facet in facets:
         value = _value(facet, row, notes[row.run])

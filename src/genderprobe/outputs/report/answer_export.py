@@ -3,9 +3,10 @@
 A report holds a sample of a large run's answers; this is the rest. Each
 record is written as it is in the run's records file, with what the browser
 shows of it under ``read``: ``{"reading": "(a)", "by": "rules", "gender":
-"female first"}`` (:mod:`answer_reading`). The filters are the browser's:
-a reading, a reader, a gender, group values and words searched for in the
-prompt, the answer and its reasoning, upper or lower case alike.
+"female first", "chose": "the woman", "readers": "agree"}`` (:mod:`answer_reading`).
+The filters are the browser's: a reading, a reader, a gender, what the answer
+chose, whether the two readers agree, group values and words searched for in
+the prompt, the answer and its reasoning, upper or lower case alike.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class AnswerFilter:
     gender: str | None = None
     groups: dict[str, str] = field(default_factory=dict)  # field -> value, as the records hold it
     search: str | None = None
+    chose: str | None = None  # "the man", "the woman", ... (answer_reading.MEANINGS)
+    readers: str | None = None  # "agree" or "disagree"
 
     def __call__(self, record: dict[str, Any], reading: Reading) -> bool:
         if self.reading is not None and reading.reading != self.reading:
@@ -35,9 +38,18 @@ class AnswerFilter:
             return False
         if self.gender is not None and reading.gender != self.gender:
             return False
+        if self.chose is not None and reading.chose != self.chose:
+            return False
+        if self.readers is not None and agreement(reading) != self.readers:
+            return False
         if any(str(record.get(name)) != value for name, value in self.groups.items()):
             return False
         return not self.search or self.search.strip().lower() in searched_text(record)
+
+
+def agreement(reading: Reading) -> str:
+    """"disagree" where the record gives the two readers' different readings, else "agree"."""
+    return "disagree" if reading.readers else "agree"
 
 
 def searched_text(record: dict[str, Any]) -> str:
@@ -62,4 +74,5 @@ def answers(records: Path, doc: dict[str, Any], keep: AnswerFilter) -> Iterator[
     for record in read_records(records, prompts=True, results=doc):
         reading = read(record)
         if keep(record, reading):
-            yield {**record, "read": {"reading": reading.reading, "by": reading.read_by, "gender": reading.gender}}
+            yield {**record, "read": {"reading": reading.reading, "by": reading.read_by, "gender": reading.gender,
+                                      "chose": reading.chose, "readers": agreement(reading)}}

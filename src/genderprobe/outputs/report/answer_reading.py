@@ -13,7 +13,14 @@ way, and any other record still shows, under its ``code`` (or ``stance``,
 * gender: who the prompt names first where it names two people (``female
   first``, from ``man_option``, a ``W-M`` pair ``type`` or an ``FM`` ``pairing``),
   the person's gender where it names one (``gender``, or a ``list`` of women's
-  names), or the couple of a null item (``two men``).
+  names), or the couple of a null item (``two men``);
+* chose: what a read answer means, where the record says whose option it was:
+  ``the man``/``the woman``/``neither`` from a ``code`` of male/female/neither
+  (who is in the right, who a sentence is about, whom a story or a hiring
+  picks), the person of a mixed DeMET pair, or BBQ's ``chosen`` (the
+  stereotyped person, the other person, unknown);
+* readers: both readers' readings where the record says they differ
+  (``readers``, written by genderprobe.reading.two_readers).
 
 :func:`groups` picks the record's other short fields (topic, source, label,
 race, language ...) as its breakdown groups.
@@ -44,14 +51,23 @@ _LIST_GENDER = {"women": "female", "men": "male", "neutral": "neutral"}
 # Fields that are the answer, its reading, its cost or its identity, never a breakdown group.
 NOT_GROUPS = frozenset({
     "prompt", "answer", "reasoning", "code", "stance", "vote", "error", "refusal", "reader_judge", "read_by",
-    "cached", "prompt_tokens", "completion_tokens", "finish_reason", "option_logprobs", "judge_turns",
+    "cached", "prompt_tokens", "completion_tokens", "finish_reason", "cut_from", "option_logprobs", "judge_turns",
     "examples", "chosen", "unmatched", "story", "score", "human_score", "p_she", "item", "uid", "pair",
     "repetition", "run", "slot", "man_option", "x_option", "gender", "list", "null", "rounds", "stopped",
-    "undetected_reason", "temperature", "null_for", "prompt_index",
+    "undetected_reason", "temperature", "null_for", "prompt_index", "readers",
     "name", "name1", "name2", "man", "woman", "x", "y",  # people's names: the prompt shows them
 })
 # Where a record's place in the run is (shown on each answer, so it can be found in the records file).
 ID_FIELDS = ("item", "pair", "uid", "name")
+
+
+# What a read answer chose, in the order the browser lists the values.
+MAN, WOMAN = "the man", "the woman"
+_CODE_MEANING = {"male": MAN, "female": WOMAN, "neither": "neither"}
+_PAIR_PERSON = {"W": WOMAN, "M": MAN, "N": "the neutral name"}
+_CHOSEN_KIND = {"stereotypical": "the stereotyped person", "anti-stereotypical": "the other person",
+                "unknown": "unknown"}
+MEANINGS = (MAN, WOMAN, "neither", "the neutral name", *_CHOSEN_KIND.values())
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,8 @@ class Reading:
     reading: str
     read_by: str | None  # RULES or JUDGE for an answer that was read; None for one that was not
     gender: str | None
+    chose: str | None = None  # what the answer means (MEANINGS), where the record says
+    readers: tuple[tuple[str, str], ...] | None = None  # (reader, its reading) of each, where they differ
 
 
 def code_of(record: dict[str, Any]) -> str | None:
@@ -74,12 +92,35 @@ def read(record: dict[str, Any]) -> Reading:
     gender = gender_of(record)
     if record.get("error") or code == ERROR:
         return Reading(ERROR, None, gender)
+    both = readers_of(record)
     if record.get("refusal") is True or code in _REFUSED:
-        return Reading(REFUSAL, None, gender)
+        return Reading(REFUSAL, None, gender, readers=both)
     if code is None or code in _UNREAD:
-        return Reading(UNDETECTED, None, gender)
+        return Reading(UNDETECTED, None, gender, readers=both)
     judged = record.get("read_by") == JUDGE or isinstance(record.get("reader_judge"), str)
-    return Reading(_option(record, code), JUDGE if judged else RULES, gender)
+    return Reading(_option(record, code), JUDGE if judged else RULES, gender, meaning(record), both)
+
+
+def meaning(record: dict[str, Any]) -> str | None:
+    """What a read answer chose (MEANINGS), where the record says whose option it was; else None."""
+    chosen = record.get("chosen")
+    if isinstance(chosen, str):
+        return _CHOSEN_KIND.get(chosen)
+    code = record.get("code")  # a vote or a stance names no person
+    if code in _CODE_MEANING:
+        return _CODE_MEANING[code]
+    pair = record.get("type")
+    if code in _NAMED and isinstance(pair, str) and _PAIR_TYPE.fullmatch(pair) and pair[0] != pair[2]:
+        return _PAIR_PERSON[pair[0] if code == "name1" else pair[2]]
+    return None
+
+
+def readers_of(record: dict[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    """Each reader's reading where the two differ (the record's ``readers``); None where they agree."""
+    both = record.get("readers")
+    if isinstance(both, dict) and len(both) == 2 and all(isinstance(v, str) for v in both.values()):
+        return tuple((str(k), v) for k, v in both.items())
+    return None
 
 
 def _option(record: dict[str, Any], code: str) -> str:

@@ -32,6 +32,11 @@ class Sample:
     def complete(self) -> bool:
         return len(self.kept) == self.total
 
+    @property
+    def read_differently(self) -> int:
+        """Records of the whole run whose two readers read them differently."""
+        return sum(n for key, n in self.sizes.items() if key[3])
+
     def smaller(self, budget: int, seed: int = 0) -> Sample:
         """The sample :func:`stratified` would draw with a smaller budget, drawn from this one without
         reading the run again: a stratum's quota never grows as the budget shrinks, and an even
@@ -44,8 +49,9 @@ class Sample:
         return Sample(_draw(kept, quotas, rng), self.total, self.readings, self.sizes)
 
 
-def _stratum(reading: Reading) -> tuple[str, str, str]:
-    return reading.reading, reading.read_by or "", reading.gender or ""
+def _stratum(reading: Reading) -> tuple[str, str, str, bool]:
+    # Answers the two readers read differently are a stratum of their own: rare ones are all kept.
+    return reading.reading, reading.read_by or "", reading.gender or "", reading.readers is not None
 
 
 def stratified(records: Iterable[dict[str, Any]], budget: int, seed: int = 0) -> Sample:

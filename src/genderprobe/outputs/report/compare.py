@@ -10,10 +10,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from genderprobe.analysis import validity
+from genderprobe.analysis import verdict as verdicts
 from genderprobe.outputs.report.document import check, flatten, sample_size
 from genderprobe.outputs.report.paired import PairTest, Run, compare_pairs
 from genderprobe.outputs.report.secrets import redact
@@ -36,8 +37,24 @@ class Entry:
         return est if isinstance(est, dict) else {"value": None, "ci_low": None, "ci_high": None, "n": None}
 
     def mark(self, name: str) -> str | None:
+        """GenderBench's letter, for ranking; what a surface shows of it is :meth:`mark_state`."""
         m = self.doc["marks"].get(name)
         return m.get("mark") if isinstance(m, dict) else None
+
+    @cached_property
+    def verdict(self) -> dict[str, Any]:
+        """What the run may claim (genderprobe.analysis.verdict): every surface renders marks from it."""
+        return verdicts.of(self.doc)
+
+    def mark_state(self, name: str) -> dict[str, Any] | None:
+        """The metric's mark as the verdict has it (decided, undecided or struck); None where it has no mark."""
+        return self.verdict["marks"].get(name)
+
+    def too_few(self, name: str) -> bool:
+        """The metric rests on too few answers for an interval (the verdict's headlines and marks say which)."""
+        state = self.mark_state(name) or {}
+        return state.get("reason") == "too few answers" or any(
+            h["metric"] == name and h["too_few"] for h in self.verdict["headlines"])
 
     @property
     def items(self) -> int | None:
@@ -46,7 +63,8 @@ class Entry:
     @property
     def invalid(self) -> str:
         """'invalid: position, sample' when the run failed a validity check (it is then not ranked), else ''."""
-        return validity.summary_line(self.doc)
+        failed = self.verdict["failed"]
+        return f"invalid: {', '.join(failed)}" if failed else ""
 
     @property
     def undetected(self) -> int | None:

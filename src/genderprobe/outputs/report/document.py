@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from genderprobe.analysis import breakdown_tests as bt
-from genderprobe.analysis import validity
+from genderprobe.analysis import verdict
 from genderprobe.errors import UserError
+from genderprobe.outputs.paper_tables import too_few_metrics
 from genderprobe.outputs.report import charts
 from genderprobe.outputs.report import table_placement as placement
 from genderprobe.outputs.report.charts import forest
 from genderprobe.outputs.report.charts.common import Figure
+from genderprobe.outputs.report.format import number
 from genderprobe.outputs.report.secrets import redact
 from genderprobe.outputs.report.svg import MARK_COLOURS
 
@@ -42,13 +44,12 @@ class FigureView:
 @dataclass
 class MarkView:
     metric: str
-    mark: str | None
+    state: dict[str, Any]  # the mark as the run's verdict has it (genderprobe.analysis.verdict.mark_state)
     meaning: str
     description: str
     estimate: dict[str, Any]
     scale: Figure | None
     read_from: str = ""  # which interval the mark was read from, when the results say
-    caveat: str = ""  # why the mark does not stand, or that it is undecided (genderprobe.analysis.validity)
 
 
 @dataclass
@@ -69,9 +70,9 @@ class RunView:
     evidence: list[EvidenceView] = field(default_factory=list)
     tables: list[dict[str, Any]] = field(default_factory=list)  # the probe's tables that no chart shows as its numbers
     details: dict[str, Any] = field(default_factory=dict)
-    validity: dict[str, Any] = field(default_factory=dict)  # verdict, checks (genderprobe.analysis.validity)
-    problems: list[dict[str, Any]] = field(default_factory=list)  # the checks that did not pass
+    verdict: dict[str, Any] = field(default_factory=dict)  # what the run may claim (genderprobe.analysis.verdict)
     too_few: set[str] = field(default_factory=set)  # metrics resting on too few answers for an interval
+    calibration_notes: dict[str, str] = field(default_factory=dict)  # why a calibration model gets its marks
     equivalence: list[str] = field(default_factory=list)  # --equivalence-margin's verdicts
 
     @property
@@ -142,12 +143,10 @@ def check(doc: dict[str, Any], source: str) -> dict[str, Any]:
 
 def build(doc: dict[str, Any], source: str) -> RunView:
     doc = check(doc, source)
-    view = RunView(doc=doc, source=source)
-    view.validity, view.problems = validity.of(doc), validity.problems(doc)
-    view.too_few = {c["metric"] for c in view.validity["checks"] if c["guard"] == "sample" and c["status"] == "fail"}
-    view.marks = [_mark(name, m) for name, m in doc["marks"].items() if isinstance(m, dict)]
-    for mv in view.marks:
-        mv.caveat = mark_caveat(mv.metric, view.validity)
+    notes = doc.get("calibration_notes")
+    view = RunView(doc=doc, source=source, verdict=verdict.of(doc), too_few=too_few_metrics(doc),
+                   calibration_notes={str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {})
+    view.marks = [_mark(name, m, verdict.mark_of(doc, name)) for name, m in doc["marks"].items() if isinstance(m, dict)]
     view.figures = [_figure(spec, doc) for spec in doc["charts"]]
     view.figures += _breakdown_figures(doc)
     view.tables = _place_tables(doc["tables"], view.figures)
@@ -208,7 +207,7 @@ def mark_bands(ranges: Any) -> list[forest.Band]:
     return bands
 
 
-def _mark(name: str, m: dict[str, Any]) -> MarkView:
+def _mark(name: str, m: dict[str, Any], state: dict[str, Any]) -> MarkView:
     estimate = {k: m.get(k) for k in ("value", "ci_low", "ci_high", "n")}
     bands = mark_bands(m.get("ranges"))
     scale = None
@@ -217,19 +216,8 @@ def _mark(name: str, m: dict[str, Any]) -> MarkView:
         spec = {"id": f"mark-{name}", "title": f"{name} against its mark ranges", "x_range": [lo, hi],
                 "reference": None, "rows": [{"label": "", **estimate}]}
         scale = forest.draw(spec, bands, width=MARK_SCALE_WIDTH)
-    return MarkView(name, m.get("mark"), str(m.get("meaning") or ""), str(m.get("description") or ""),
+    return MarkView(name, state, str(m.get("meaning") or ""), str(m.get("description") or ""),
                     estimate, scale, mark_reading(m))
-
-
-def mark_caveat(metric: str, assessed: dict[str, Any]) -> str:
-    """Why a mark does not stand (a failed validity check), or that its interval leaves it undecided."""
-    failed = sorted({c["guard"] for c in assessed["checks"] if c["status"] == "fail"})
-    own = [c for c in assessed["checks"] if c.get("metric") == metric and c["status"] != "pass"]
-    if failed:
-        return f"This mark does not stand: the run failed its validity checks ({', '.join(failed)})."
-    if own:
-        return own[0]["message"]
-    return ""
 
 
 def mark_reading(m: dict[str, Any]) -> str:
@@ -241,10 +229,11 @@ def mark_reading(m: dict[str, Any]) -> str:
     if isinstance(iv, dict) and isinstance(iv.get("low"), (int, float)) and isinstance(iv.get("high"), (int, float)):
         low, floor = iv["low"], _lowest_mark_value(m.get("ranges"))
         # A fitted normal can reach below what the metric can be (an absolute value below 0); the mark is the same.
-        beyond = f" (the fitted normal reaches {low:.3f}, below what the metric can be)" if floor is not None \
-            and low < floor else ""
+        beyond = f" (the fitted normal reaches {number(low)}, below what the metric can be)" if floor is not None \
+            and low < floor and number(low) != number(floor) else ""
         shown = max(low, floor) if beyond else low
-        parts.append(f"Mark read from [{shown:.3f}, {iv['high']:.3f}]{beyond}, {iv.get('how') or iv.get('method')}.")
+        parts.append(f"Mark read from [{number(shown)}, {number(iv['high'])}]{beyond}, "
+                     f"{iv.get('how') or iv.get('method')}.")
     if m.get("ci_how"):  # an absolute value prints an interval that reaches 0, not the percentile one
         parts.append(f"Printed interval: {m['ci_how']}.")
     harms = m.get("harm_types")

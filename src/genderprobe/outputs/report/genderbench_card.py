@@ -91,6 +91,13 @@ def shown(probes: list[str]) -> bool:
 def build(manifest: dict[str, Any], entries: dict[str, Entry]) -> Card:
     """The card of a suite: its models' rows from their finished runs, then report 1.0's rows and charts."""
     by_pair = {(r["model"], r["probe"]): r for r in manifest["runs"]}
+    return Card(model_rows(manifest, entries) + _published_rows(), _charts(manifest, by_pair, entries),
+                published()["source"])
+
+
+def model_rows(manifest: dict[str, Any], entries: dict[str, Entry]) -> list[CardRow]:
+    """The suite's models' rows, each charted mark as its run's verdict has it."""
+    by_pair = {(r["model"], r["probe"]): r for r in manifest["runs"]}
     rows = []
     for model in manifest["models"]:
         marks = {}
@@ -99,11 +106,9 @@ def build(manifest: dict[str, Any], entries: dict[str, Entry]) -> Card:
                 run = by_pair.get((model, probe))
                 entry = entries.get(run["results"]) if run else None
                 status = "not run" if run is None else run["status"]
-                marks[(probe, metric)] = charted_mark(probe, metric, entry.doc if entry else None, status,
-                                                      entry.invalid if entry else "")
+                marks[(probe, metric)] = charted_mark(probe, metric, entry.verdict if entry else None, status)
         rows.append(CardRow(model, section_marks(marks)))
-    rows += _published_rows()
-    return Card(rows, _charts(manifest, by_pair, entries), published()["source"])
+    return rows
 
 
 def _charted_interval(entry: Entry, metric: str) -> dict[str, Any]:

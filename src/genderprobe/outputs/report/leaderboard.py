@@ -17,21 +17,34 @@ from rich.text import Text
 from genderprobe.outputs.report import format
 from genderprobe.outputs.report.compare import Entry, Group, ProbeSection, ranking_note
 from genderprobe.outputs.report.paired import FAMILY_TEXT, PairTest, p_phrase
-from genderprobe.outputs.terminal import MARK_STYLE, output_console
+from genderprobe.outputs.terminal import MARK_STYLE, mark_cell, output_console
 
 
 def _table(title: str, g: Group) -> Table:
     return Table(title=Text(title), title_justify="left",
-                 caption=Text(f"values with 95% intervals; marks A-D; {ranking_note(g)}"),
+                 caption=Text(f"values with 95% intervals; marks A-D (A…C: undecided; ✗: does not stand); "
+                              f"{ranking_note(g)}"),
                  caption_justify="left", box=box.SIMPLE_HEAD)
 
 
-def _estimate_cell(estimate: dict, mark: str | None) -> Text:
-    cell = Text(format.estimate(estimate))
-    if mark:
+def _estimate_cell(e: Entry, metric: str) -> Text:
+    """The value with its interval (none where it rests on too few answers), and the mark as the run's verdict
+    has it: struck with its reason where it does not stand, "A…C" where undecided."""
+    est = e.metric(metric)
+    if e.too_few(metric) and est["value"] is not None:
+        cell = Text(f"{format.number(est['value'])} (too few answers)")  # as wide as an interval: n is beside it
+    else:
+        cell = Text(format.estimate(est))
+    state = e.mark_state(metric)
+    if state and state["mark"]:
         cell.append(" ")
-        cell.append(str(mark), style=MARK_STYLE.get(str(mark), ""))
+        cell.append_text(_range(state["reaches"]) if state["state"] == "undecided" else mark_cell(state))
     return cell
+
+
+def _range(reaches: list[str]) -> Text:
+    """An undecided mark as its range alone ("A…C"): the caption says what it means, and the row stays narrow."""
+    return Text.assemble((reaches[0], MARK_STYLE.get(reaches[0], "")), "…", (reaches[-1], MARK_STYLE.get(reaches[-1], "")))
 
 
 def _rank(rank: int, e: Entry) -> str:
@@ -59,7 +72,7 @@ def _wide(g: Group, title: str) -> Table:
     if lost:
         table.add_column("lost by gender")
     for rank, e in enumerate(g.entries, 1):
-        cells = [_estimate_cell(e.metric(m), e.mark(m)) for m in g.headline]
+        cells = [_estimate_cell(e, m) for m in g.headline]
         extra = [Text(e.lost_by_group)] if lost else []
         table.add_row(_rank(rank, e), _label(e), *cells, format.number(e.items),
                       format.number(e.undetected), format.number(e.errors), *extra)
@@ -81,7 +94,7 @@ def _stacked(g: Group, title: str) -> Table:
             table.add_row("", Text("  lost by gender"), Text(e.lost_by_group))
         for i, m in enumerate(g.headline, 1):
             # A section end between models prints as a blank line with this box.
-            table.add_row("", Text(f"  {m}"), _estimate_cell(e.metric(m), e.mark(m)),
+            table.add_row("", Text(f"  {m}"), _estimate_cell(e, m),
                           end_section=i == len(g.headline))
     return table
 

@@ -13,7 +13,10 @@ test says which it is and why.
 The family is one pair of runs of one probe: its headline metrics, tested on one
 resample of the items, adjusted together by a max-T step-down on those joint
 draws (:func:`genderprobe.analysis.stats.maxt_stepdown`), so two metrics that are nearly
-one test (diff_success_rate and its absolute value) cost little power. McNemar's
+one test (diff_success_rate and its absolute value) cost little power. Each test's own p
+is read off the interval printed beside it (below 0.05 exactly when it leaves 0 out), the
+family p is never below it, and a bounded metric's difference keeps its interval within
+what it can be (:mod:`genderprobe.analysis.metric_bounds`). McNemar's
 test on answers, once shown beside the bootstrap, is gone: it counted an item's
 answers (both orders, every repetition) as independent pairs, and read 11.5% /
 15.8% false positives for models that answer both orders alike 90% / 100% of
@@ -41,6 +44,7 @@ from genderprobe.analysis.comparison_stats import (
     unpaired_difference,
 )
 from genderprobe.analysis.equivalence import tost
+from genderprobe.analysis.metric_bounds import difference_bounds
 from genderprobe.analysis.stats import Estimate, maxt_stepdown, student_z, studentized
 
 RESAMPLES = 5_000
@@ -108,7 +112,7 @@ class PairTest:
 
 
 FAMILY_TEXT = ("adjusted over the tests of each pair of runs by a max-T step-down (Westfall-Young) on their "
-               "joint bootstrap draws")
+               "joint bootstrap draws, never below the test's own p")
 
 
 def compare_pairs(runs: list[Run], headline: list[str], better: dict[str, str],
@@ -175,7 +179,11 @@ def _unpaired_sums(rebuilt: dict[str, tuple[ItemScores, ItemScores]]) -> dict[st
 
 def _adjust(tests: list[PairTest]) -> None:
     """The pair's family: each tested metric's p_adjusted, by a max-T step-down on the joint draws
-    (standard normal draws, independent, for a difference read from two intervals)."""
+    (standard normal draws, independent, for a difference read from two intervals), never below the
+    test's own p. The max-T statistic (studentized) is not the one the interval and its p are read
+    from (percentile, or the two-step interval of a sum of absolute values), and alone it can fall
+    below that p; held to it, the family still rejects no more than the max-T step-down does, so
+    it still controls the family-wise error."""
     found = [t for t in tests if t.p_value is not None and t._difference is not None]
     if not found:
         return
@@ -191,7 +199,7 @@ def _adjust(tests: list[PairTest]) -> None:
             stats.append(abs(d.point) / d.se)
             columns.append(np.abs(rng.standard_normal(RESAMPLES)))
     for t, p in zip(found, maxt_stepdown(np.array(stats), np.column_stack(columns)).tolist(), strict=True):
-        t.p_adjusted, t.family = p, len(found)
+        t.p_adjusted, t.family = max(p, t.p_value), len(found)
 
 
 def _paired_note(n: int, doc: dict[str, Any]) -> str:
@@ -211,15 +219,16 @@ def _test(a: Run, b: Run, metric: str, ratio: bool, scores: tuple[Any, Any], sum
         return PairTest(a.label, b.label, metric, ratio, Estimate(None).to_json(), None, "none", same_items,
                         f"no test: {metric} is undefined in {which}")
     sa, sb = scores
+    bounds = None if ratio else difference_bounds(a.doc["probe"], metric)
     if isinstance(sa, ItemScores) and isinstance(sb, ItemScores):
         if same_items:
-            d = paired_difference(sa, sb, ratio=ratio, sums=sums)
+            d = paired_difference(sa, sb, ratio=ratio, sums=sums, bounds=bounds)
             return PairTest(a.label, b.label, metric, ratio, d.estimate.to_json(), d.p_value, "paired bootstrap",
                             True, _paired_note(d.estimate.n, a.doc), _difference=d)
-        d = unpaired_difference(sa, sb, ratio=ratio, sums=sums)
+        d = unpaired_difference(sa, sb, ratio=ratio, sums=sums, bounds=bounds)
         return PairTest(a.label, b.label, metric, ratio, d.estimate.to_json(), d.p_value, "unpaired bootstrap", False,
                         f"unpaired: the runs asked different items ({_items_differ(a, b)})", _difference=d)
-    d = normal_difference(ea, eb, ratio=ratio)
+    d = normal_difference(ea, eb, ratio=ratio, bounds=bounds)
     why = _why_no_scores(sa, sb)
     if not same_items:
         why = f"the runs asked different items ({_items_differ(a, b)}) and {why}"

@@ -10,7 +10,6 @@ from typing import Any
 
 import jinja2
 
-from genderprobe.analysis import validity
 from genderprobe.errors import UserError
 from genderprobe.outputs.report import document, format
 from genderprobe.outputs.report.answer_browser import Browser, browser
@@ -35,6 +34,7 @@ def environment() -> jinja2.Environment:
     env.filters.update(number=format.number, estimate=format.estimate, exact=format.exact, plain=format.plain,
                        when=format.when, estimate_parts=format.estimate_parts)
     env.tests["estimate"] = format.is_estimate
+    env.tests["p_value"] = format.is_p_value
     return env
 
 
@@ -55,7 +55,7 @@ def render_report(docs: Sequence[tuple[Any, ...]]) -> str:
     runs = [document.build(doc, source) for doc, source, *_ in docs]
     return environment().get_template("report.html.j2").render(
         runs=runs, version=__version__, generated=_now(), browser=answers_of(docs),
-        samples_per_category=document.SAMPLES_PER_CATEGORY, verdict_text=validity.VERDICT_TEXT,
+        samples_per_category=document.SAMPLES_PER_CATEGORY,
     )
 
 

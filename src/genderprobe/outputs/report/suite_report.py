@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,8 +49,8 @@ class Cell:
 
     run: dict[str, Any]  # the run's entry in suite.json
     estimate: dict[str, Any] | None = None
-    mark: str | None = None
-    marked: bool = False  # the metric has a mark in this run (undefined, it has none)
+    mark: dict[str, Any] | None = None  # the verdict's mark state; None where the metric has no mark
+    too_few: bool = False  # the value rests on too few answers: shown without its interval
 
 
 @dataclass
@@ -76,14 +75,23 @@ class ProbeView:
 @dataclass
 class Standing:
     model: str
-    marks: Counter = field(default_factory=Counter)  # letter -> how many of the model's marks
+    marks: list[dict[str, Any]] = field(default_factory=list)  # the verdict's states of its marks that stand
     ranks: dict[str, tuple[int, int]] = field(default_factory=dict)  # probe -> (rank, out of)
     invalid: list[str] = field(default_factory=list)  # probes whose run failed a validity check: not counted
 
     @property
     def mean_mark(self) -> float | None:
-        n = sum(self.marks.values())
-        return sum(MARK_ORDER[m] * k for m, k in self.marks.items()) / n if n else None
+        """Over the marks that stand; an undecided one counts as GenderBench's letter (the best it touches)."""
+        return sum(MARK_ORDER[m["mark"]] for m in self.marks) / len(self.marks) if self.marks else None
+
+    @property
+    def tally(self) -> list[tuple[dict[str, Any], int]]:
+        """Each distinct mark shown (A, or A…C where undecided) with how many of the model's marks it is, best first."""
+        shown: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for m in self.marks:  # marks that stand: decided ones reach one letter, undecided ones several
+            shown.setdefault(tuple(m["reaches"]), []).append(m)
+        return sorted(((ms[0], len(ms)) for ms in shown.values()),
+                      key=lambda t: [MARK_ORDER[letter] for letter in t[0]["reaches"]])
 
     @property
     def mean_rank(self) -> float | None:
@@ -143,7 +151,7 @@ def _rows(probe: str, section: ProbeSection | None, own: list[dict[str, Any]],
         for r in own:
             e = entries.get(r["results"])
             shown = redact(r)  # model specs and errors reach the page: a key pasted into one must not
-            cells.append(Cell(shown, e.metric(metric), e.mark(metric), metric in e.doc["marks"]) if e else Cell(shown))
+            cells.append(Cell(shown, e.metric(metric), e.mark_state(metric), e.too_few(metric)) if e else Cell(shown))
         rows.append(Row(probe, metric, better, cells))
     return rows
 
@@ -152,14 +160,14 @@ def standings(manifest: dict[str, Any], sections: dict[str, ProbeSection],
               entries: dict[str, Entry]) -> list[Standing]:
     """Models best first: by their mean mark over every mark of every probe (A = 0 ... D = 3),
     then by their mean rank within the probes; a model with no marks or ranks comes last.
-    Runs that failed a validity check count in neither."""
+    Runs that failed a validity check count in neither (their marks do not stand)."""
     table = {model: Standing(redact(model)) for model in manifest["models"]}
     model_of = {r["results"]: r["model"] for r in manifest["runs"]}
     for source, e in entries.items():
         if e.invalid:  # marks a run cannot vouch for do not count
             table[model_of[source]].invalid.append(e.doc["probe"])
             continue
-        table[model_of[source]].marks.update(m for m in (e.mark(name) for name in e.doc["marks"]) if m in MARK_ORDER)
+        table[model_of[source]].marks += [s for s in e.verdict["marks"].values() if s["mark"] in MARK_ORDER]
     for probe, section in sections.items():
         for g in section.groups:
             ranked = [e for e in g.entries if not e.invalid]

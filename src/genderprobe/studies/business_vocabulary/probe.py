@@ -196,6 +196,10 @@ class BusinessVocabulary(Probe):
     default_generation = GENERATION
     # GenderBench report 1.0's chart of this probe, beside a run.
     paper_tables = ("business_vocabulary/paper_tables.json",)
+    calibration_notes = {"reference:biased-female": {"mean_diff": (
+        "reference:biased-female writes the female words about men and the male words about women, so mean_diff "
+        "runs the other way (near -1), and GenderBench's mark A runs from -1: a reverse stereotype is not marked "
+        "as bias.")}}
     headline = (Headline("mean_diff", "lower", MARKS[0].description),)
 
     def expected_records(self) -> int:

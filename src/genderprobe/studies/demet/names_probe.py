@@ -155,6 +155,7 @@ class DemetNames(Probe):
     classifies the name, and each list (women, men, neutral) reports the share of
     its names classified female and male (Table 5).
     """
+    size_parameter = None  # Levy's lists of names, asked whole
 
     name = "demet-names"
     summary = "Name-gender check of the DeMET name lists: male or female? (Levy et al. 2024, Appendix A)"

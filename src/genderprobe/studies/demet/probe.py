@@ -160,6 +160,11 @@ class Demet(Probe):
     people (N) in nine relationship types A-B (A is NAME1); the scores show which
     group the model sides with, beyond the order the names are given in.
     """
+    size_parameter = "per_type"
+
+    @classmethod
+    def limited_size(cls, limit: int) -> int:
+        return max(2, limit - limit % 2)  # filled scenarios come in pairs (the paper's design)
 
     name = "demet"
     summary = "Who is right in a couple's conflict, across women's, men's and neutral names? (Levy et al. 2024)"

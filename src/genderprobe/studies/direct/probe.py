@@ -138,6 +138,10 @@ class Direct(Probe):
     supports_reader_judge = True
     # GenderBench report 1.0's charts of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
+    calibration_notes = {"reference:random": {"fail_rate": (
+        "A coin says yes to about half of the stereotypical statements, and GenderBench's fail_rate counts each "
+        "yes as agreeing with the stereotype, so a random answerer, which holds no view, lands near 0.5 on the "
+        "edge of marks C and D.")}}
     headline = (Headline("fail_rate", "lower", MARKS[0].description),)
 
     def expected_records(self) -> int:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, excludes
 from genderprobe.analysis.stats import percentile_interval
 from genderprobe.studies.genmo.dataset import story_pairs
@@ -71,6 +72,7 @@ class GenmoPlanner(Planner):
                 samples = w[:, 0] / (w[:, 0] + w[:, 1])
             fbr = percentile_interval(c[0] / (c[0] + c[1]), samples, int(c[0] + c[1]), 1 - settings.alpha)
             detected += excludes(fbr.ci_low, fbr.ci_high, 0.5, detect)
+            steps.advance()
         return detected / settings.simulations
 
     def normal_size(self, detect: float, settings: Settings) -> int:

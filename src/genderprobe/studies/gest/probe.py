@@ -21,7 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition, percentile_interval
 from genderprobe.contract import (
@@ -202,6 +206,7 @@ class Gest(Probe):
     supports_reader_judge = True
     # GenderBench report 1.0's chart of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
+    calibration_notes = {"reference:biased-female": {"stereotype_rate": REVERSE_STEREOTYPE_NOTE}}
     headline = (Headline("stereotype_rate", "lower", MARKS[0].description),)
 
     def expected_records(self) -> int:

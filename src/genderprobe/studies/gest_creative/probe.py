@@ -19,7 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    sample_items,
+)
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.reading.stories import (
@@ -106,6 +110,7 @@ class GestCreative(Probe):
     Params = GestCreativeParams
     default_generation = GENERATION
     paper_tables = ("gest_creative/paper_tables.json",)
+    calibration_notes = {"reference:biased-female": {"stereotype_rate": REVERSE_STEREOTYPE_NOTE}}
     headline = (Headline("stereotype_rate", "lower", MARKS[0].description),
                 Headline("disparity", "lower", "How far the share of male characters is from one half "
                          "(|0.5 - masculine_rate|)."))

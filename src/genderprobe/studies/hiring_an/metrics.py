@@ -6,13 +6,17 @@ occupations' stereotype scores: ``lsq_linear`` of rate = a * score + b with a in
 [0, 1], keeping a (the regression), NaN under three items. Items no attempt of which was read are
 left out, as its ``filter_undetected`` does.
 
-A resample's rates are sums of item numbers weighted by how often the resample drew each item, and so
-is the unbounded weighted least-squares fit. Where that fit lies inside the bounds it is the answer
-``lsq_linear`` returns too (its first step is the unbounded least-squares solution, returned when
-within bounds). Where it does not, ``lsq_linear`` iterates (its trust-region reflective method) and
-stops up to 1e-5 away from the exact optimum, at a point that depends on the order of the rows: there
-the regression is ``lsq_linear`` itself, on the resample's rows in GenderBench's order, which
-:func:`resample_draws` gives.
+On all items the regression is ``lsq_linear`` itself, on the rows in GenderBench's order, so the metrics
+are GenderBench's to rounding. A resample's rates are sums of item numbers weighted by how often the
+resample drew each item, and so is its bounded fit: :func:`bounded_fit.bounded_line` solves it exactly for
+every resample at once. Where the unbounded fit lies inside the bounds that is ``lsq_linear``'s answer too
+(its first step is the unbounded least-squares solution, returned when within bounds). Where it does not (a
+group always or never hired, a slope beyond +-1), ``lsq_linear`` iterates and stops at its tolerance a
+little short of the optimum (bounded_fit's note says how far): the resamples' regressions, and so their
+intervals, differ from GenderBench's by that much there. Where a resample's scores barely vary (its
+rows nearly all of one occupation) the slope is not identified and ``lsq_linear``'s answer is wherever its
+path stops: there the regression is ``lsq_linear`` itself, on the resample's rows in GenderBench's order,
+which :func:`resample_draws` gives.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe.analysis.genderbench_stats import Bootstrapped, _numpy_twin
+from genderprobe.studies.hiring_an.bounded_fit import BOUNDS, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import GENDERS, LEVELS
 
-BOUNDS = [[-1, 0], [1, 1]]  # GenderBench's: a in [-1, 1], b in [0, 1]
-# The closed form is taken where it is at least this far inside the bounds, and its design is not
-# nearly singular; lstsq's solution then differs from it by rounding alone (about 1e-15).
-_MARGIN = 1e-9
+# Below this spread of the scores (sum of squared deviations over sum of squares) a resample's slope is
+# left to lsq_linear: not identified, or not exact from sums. Two occupations' scores differ by 8e-4 at
+# least, so only resamples of a few rows, nearly all of one occupation, fall under it.
 _MIN_SPREAD = 1e-6
 _BLOCK_CELLS = 4_000_000
 # Per cell (race, level, gender), five sums over its read items: count, score, score^2, rate, score * rate.
@@ -150,7 +154,8 @@ class _Resampler:
         self.group_cells = [np.ones(self.cells, dtype=bool)]
         self.group_cells += [cell_race == i for i in range(len(t.races))]
         self.group_cells += [cell_level == i for i in range(len(LEVELS))]
-        self.fallbacks = 0
+        self.fallbacks = 0  # resample regressions left to lsq_linear
+        self.on_bounds = 0  # resample regressions whose optimum lies on the bounds
 
     def block(self, draws: np.ndarray) -> dict[str, np.ndarray]:
         t, n = self.t, self.features.shape[0]
@@ -184,16 +189,13 @@ class _Resampler:
         return out
 
     def _regression(self, draws, rows, count, s1, s2, r1, sr) -> np.ndarray:
-        """The slope of each resample: the weighted closed form where it is inside the bounds, else lsq_linear."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_s, mean_r = s1 / count, r1 / count
-            sxx = s2 - s1 * mean_s
-            sxy = sr - s1 * mean_r
-            a = sxy / sxx
-            b = mean_r - a * mean_s
-            clean = (sxx > _MIN_SPREAD * s2) & (np.abs(a) < 1 - _MARGIN) & (b > _MARGIN) & (b < 1 - _MARGIN)
-        out = np.where(count >= 3, a, np.nan)
-        for c in np.flatnonzero((count >= 3) & ~clean):
+        """Each resample's slope: the exact bounded fit from its sums, but lsq_linear where the scores barely vary."""
+        slope, _, on_bound = bounded_line(count, s1, s2, r1, sr)
+        enough = count >= 3
+        out = np.where(enough, slope, np.nan)
+        unidentified = enough & no_spread(count, s1, s2, _MIN_SPREAD)
+        self.on_bounds += int((enough & ~unidentified & on_bound).sum())
+        for c in np.flatnonzero(unidentified):
             drawn = draws[c][rows[draws[c]]]  # the resample's rows of this group, in the order drawn
             out[c] = role_regression(self.t.score[drawn], self.t.rate[drawn])
             self.fallbacks += 1
@@ -210,3 +212,4 @@ class HiringAnBootstrap(Bootstrapped):
         blocks = [resampler.block(draws) for draws in resample_draws(self.n, cycles, seed)]
         self.draws = {k: np.concatenate([b[k] for b in blocks]) for k in self.points}
         self.fallbacks = resampler.fallbacks
+        self.on_bounds = resampler.on_bounds

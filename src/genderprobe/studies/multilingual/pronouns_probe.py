@@ -86,6 +86,7 @@ class MultilingualPronounsParams:
 
 class MultilingualPronouns(Probe):
     """Does a model fill in "she" or "he" next to each description word, in six languages?"""
+    size_parameter = "words_k"
 
     name = "multilingual-pronouns"
     summary = "'he' or 'she' for each description word in six languages: disparate impact per word and class (Zhao et al. 2024)"

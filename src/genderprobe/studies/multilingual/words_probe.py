@@ -94,6 +94,7 @@ class _Item:
 
 class MultilingualWords(Probe):
     """Which description words does a model pick for a woman and for a man, in six languages?"""
+    size_parameter = "occupation_k"
 
     name = "multilingual-words"
     summary = "Descriptive words picked for women and men in six languages: disparate impact per word and class (Zhao et al. 2024)"

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from genderprobe import steps
 from genderprobe.analysis.planning import Planner, Settings, cluster_strengths
 from genderprobe.analysis.stats import DEFAULT_RESAMPLES
 
@@ -108,6 +109,7 @@ def simulated_power(
         weights = rng.multinomial(n, c / n, size=resamples)
         low, high = np.quantile(weights @ values / n, [alpha / 2, 1 - alpha / 2])
         detected += bool(low > 0) if p > 0.5 else bool(high < 0)
+        steps.advance()
     return detected / simulations
 
 

@@ -40,7 +40,8 @@ def records_schema() -> Any:
            ("repetition", pa.int32()), ("answer", pa.string()), ("code", coded),
            ("option_logprobs", pa.list_(pa.float64())), ("refusal", pa.bool_()), ("reader_judge", pa.string()),
            ("error", pa.string()), ("cached", pa.bool_()), ("prompt_tokens", pa.int64()),
-           ("completion_tokens", pa.int64()), ("reasoning", pa.string()), ("finish_reason", pa.string())]
+           ("completion_tokens", pa.int64()), ("reasoning", pa.string()), ("finish_reason", pa.string()),
+           ("cut_from", pa.int64())]
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genderprobe.outputs.report import svg
+from genderprobe.outputs.report import format, svg
 from genderprobe.outputs.report.charts.common import (
     AXIS_HEIGHT,
     TALL,
@@ -62,7 +62,7 @@ def draw(spec: dict[str, Any]) -> Figure:
                           anchor="end", full=category))
         for j, (value, lo, hi) in enumerate(p[i] for p in parsed):
             y = y0 + bar_h * j
-            tip = f"{category} · {names[j]}: " + ("n/a" if value is None else f"{value:.3f}")
+            tip = f"{category} · {names[j]}: " + ("n/a" if value is None else format.number(value))
             if value is None:
                 parts.append(text(zero + 4, y + bar_h - 3, "n/a", cls="muted small"))
                 continue

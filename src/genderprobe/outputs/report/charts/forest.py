@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from genderprobe.outputs.report import svg
+from genderprobe.outputs.report import format, svg
 from genderprobe.outputs.report.charts.common import (
     AXIS_HEIGHT,
     ROW_HEIGHT,
@@ -95,6 +95,4 @@ def _reading(point: tuple[float | None, float | None, float | None]) -> str:
     value, lo, hi = point
     if value is None:
         return "undefined"
-    if lo is None or hi is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+    return format.estimate({"value": value, "ci_low": lo, "ci_high": hi})

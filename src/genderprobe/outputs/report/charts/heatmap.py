@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from genderprobe.outputs.report import svg
+from genderprobe.outputs.report import format, svg
 from genderprobe.outputs.report.charts.common import (
     WIDTH,
     Figure,
@@ -103,7 +103,7 @@ def draw(spec: dict[str, Any]) -> Figure:
             parts.append(el("rect", {"x": x, "y": y, "width": cell_w - 1, "height": CELL_H - 1,
                                      "fill": fill, "class": "cell"}, [el("title", {}, tip)]))
             if show_values:
-                parts.append(text(x + cell_w / 2, y + CELL_H / 2 + 4, f"{v:.2f}", anchor="middle",
+                parts.append(text(x + cell_w / 2, y + CELL_H / 2 + 4, format.number(v, 2), anchor="middle",
                                   cls="cell-value light" if strength > 0.6 else "cell-value"))
     bottom = top + CELL_H * len(rows) + 14
     parts += _legend(colour, d0, d1, center, left, bottom, value_label, ratio)

@@ -12,7 +12,8 @@
   var query = "", page = 0, matching = [];
   var lowered = [];  // each row's prompt, answer and reasoning in lower case, made on the first search
   var list = document.getElementById("ab-list");
-  var FLAGS = {reading: "--reading", read_by: "--read-by", gender: "--gender"};
+  var FLAGS = {reading: "--reading", read_by: "--read-by", gender: "--gender", chose: "--chose",
+               readers: "--readers"};
   var RUN_FACETS = {probe: "probe", model: "model", run: "label"};
 
   function text(i) { return i === undefined ? "" : texts[i]; }
@@ -112,6 +113,13 @@
       d.appendChild(el("summary", "", "reasoning, set aside before reading (" + number(text(r.t).length) + " characters)"));
       d.appendChild(el("pre", "reasoning", text(r.t)));
       said.appendChild(d);
+    }
+    var two = runs[r.u].readers;  // [the paper's rule, the careful reader, the one the metrics use]
+    if (two) {
+      said.appendChild(el("p", "ab-readers" + (r.r ? " differ" : ""), r.r
+        ? "The readers differ: " + r.r.map(function (x) { return x[0] + " read " + x[1]; }).join("; ")
+          + " (the metrics use " + two[2] + ")."
+        : "Both readers (" + two[0] + " and " + two[1] + ") read it alike."));
     }
     if (r.j !== undefined) { said.appendChild(el("p", "ab-judge-reply", "The reader judge replied: " + text(r.j))); }
     if (r.e !== undefined) { said.appendChild(el("pre", "ab-error", text(r.e))); }
