@@ -840,7 +840,6 @@ def folded_abs(estimate: Estimate, signed: Estimate, genderbench: tuple[float, f
     return with_abs_interval(estimate, folded_interval(signed), FOLDED, genderbench)
 
 
-
 def folded_distance(estimate: Estimate, point: float, draws: np.ndarray, center: float,
                     genderbench: tuple[float, float] | None = None) -> Estimate:
     """``estimate`` of |x - center| with the percentile interval of x - center folded at 0 (x: ``point``
