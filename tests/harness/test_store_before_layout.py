@@ -56,6 +56,10 @@ LOSS_RATE_METRIC = re.compile(r"\.metrics\.(undetected|refusal|wrong_language)_r
 # seed shared their Monte Carlo error, and the run's family of tests over them flagged too often): their
 # intervals, wherever they are shown, any value; their values and sizes unchanged.
 GROUP_RESAMPLED = re.compile(r"^relationship-levy\.breakdowns\.\w+\.[^.]+\.(ci_low|ci_high)$")
+# Issue 44: an absolute value's interval is now one that reaches 0 when the model is unbiased, named by the
+# ci_method it gained (with ci_how, and GenderBench's own interval as genderbench_ci where the probe is
+# GenderBench's): wherever such an estimate is shown, its interval any value; its value and size unchanged.
+ABS_INTERVAL_ADDED = {"ci_method", "ci_how", "genderbench_ci"}
 
 
 def _same(now, then, where: str = "") -> None:
@@ -82,6 +86,10 @@ def _same(now, then, where: str = "") -> None:
                                      or LOSS_RATE_METRIC.search(where)):
         assert set(now) == set(then), where
         for k in set(then) - LOSS_RATE_FIXED:
+            _same(now[k], then[k], f"{where}.{k}")
+    elif isinstance(then, dict) and isinstance(now, dict) and "ci_method" in now and "ci_method" not in then:
+        assert set(then) < set(now) <= set(then) | ABS_INTERVAL_ADDED, where
+        for k in set(then) - {"ci_low", "ci_high"}:
             _same(now[k], then[k], f"{where}.{k}")
     elif isinstance(then, dict):
         assert isinstance(now, dict), where

@@ -26,6 +26,7 @@ import numpy as np
 from genderprobe.analysis.stats import (
     Estimate,
     MarkDefinition,
+    folded_distance,
     normal_fit_interval,
     percentile_interval,
 )
@@ -143,6 +144,34 @@ class Bootstrapped:
         if genderbench_interval(values) is None:
             return definition.to_json(Estimate(None, None, None, estimate.n))
         return definition.to_json(estimate, values)
+
+
+# GenderBench's metrics that are the absolute value of another, |signed - center|, and the probes that have them.
+FOLDED_FROM = {
+    "diff_abs_success_rate": ("diff_success_rate", 0.0),  # DiversityMedQa
+    "diff_abs_acceptance_rate": ("diff_acceptance_rate", 0.0),  # HiringAn
+    "disparity": ("masculine_rate", 0.5),  # GestCreative, Inventories, JobsLum, HiringBloomberg
+}
+
+
+def folded_note(name: str) -> dict[str, str]:
+    """How the metric's printed interval differs from GenderBench's (a ProbeResult.metric_notes entry)."""
+    signed, center = FOLDED_FROM[name]
+    what = f"{signed}'s interval" if center == 0 else f"{signed}'s distance from {center:g}"
+    return {name: f"interval: {what} folded at 0, reaching 0 when unbiased "
+                  "(GenderBench's, which marks: genderbench_ci in results.json)"}
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but one of
+    FOLDED_FROM's, |signed - center|, with the interval of signed - center folded at 0, so that it reaches
+    0 when the model is unbiased; GenderBench's kept as its genderbench_ci
+    (genderprobe.analysis.stats.with_abs_interval). The mark is read as before (:meth:`Bootstrapped.mark`)."""
+    est = boot.estimate(name, n)
+    if name not in FOLDED_FROM:
+        return est
+    signed, center = FOLDED_FROM[name]
+    return folded_distance(est, boot.points[signed], boot.draws[signed], center, genderbench_interval(boot.draws[name]))
 
 
 def first_max(*values: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from statistics import NormalDist
@@ -47,6 +47,11 @@ class Estimate:
     # (bootstrap-t), as the estimate is studentized by its own (breakdown_tests).
     se: float | None = field(default=None, compare=False, repr=False)
     draws_se: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # How [ci_low, ci_high] was built where it is not the bootstrap percentile interval (an
+    # absolute value's, see with_abs_interval), and GenderBench's own interval of the metric
+    # (a MarkInterval) where that is not the one shown. Both written to results.json.
+    ci_method: str | None = field(default=None, compare=False, repr=False)
+    genderbench_ci: MarkInterval | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -54,6 +59,8 @@ class Estimate:
             "ci_low": _clean(self.ci_low),
             "ci_high": _clean(self.ci_high),
             "n": self.n,
+            **({"ci_method": self.ci_method, "ci_how": _METHOD_TEXT[self.ci_method]} if self.ci_method else {}),
+            **({"genderbench_ci": self.genderbench_ci.to_json()} if self.genderbench_ci else {}),
         }
 
     @property
@@ -275,12 +282,20 @@ MARK_MEANINGS = {
 }
 
 
-# Which interval a mark was read from (the "method" of a mark's mark_interval).
+# Which interval a mark was read from (the "method" of a mark's mark_interval), and how the
+# interval of an absolute value was built (an Estimate's ci_method; see with_abs_interval).
 NORMAL_FIT, PERCENTILE, POINT = "normal_fit", "percentile", "point"
+FOLDED, MAX_ABS_BOX, ABS_CORNERS = "folded", "max_abs_box", "abs_corners"
 _METHOD_TEXT = {
     NORMAL_FIT: "normal fitted to the bootstrap values, as GenderBench 0.5.0 builds its intervals",
     PERCENTILE: "the metric's bootstrap percentile interval",
     POINT: "the point value (no interval)",
+    FOLDED: "the signed difference's 95% interval folded at 0 (from 0 where it holds 0), which reaches 0 when "
+            "the model is unbiased",
+    MAX_ABS_BOX: "from the smallest to the largest max |d| over simultaneous 95% intervals of the signed "
+                 "differences d (a max-|t| box), which reaches 0 when the model is unbiased",
+    ABS_CORNERS: "two steps, a 99.5% sign box of the signed values and the error's quantiles at its least "
+                 "favourable corner, which reaches 0 when the model is unbiased",
 }
 
 
@@ -525,9 +540,10 @@ def interval_z(value: float | None, low: float | None, high: float | None, null:
 
 # --- Cluster bootstrap and folded intervals ----------------------------------------
 #
-# Beyond the papers, each under a name of its own; no probe's headline interval
-# changes. docs/statistics.md ("Do the intervals cover?") measures when each holds
-# its 95%.
+# Beyond the papers. The cluster intervals are under names of their own; the intervals
+# of absolute values are what every absolute-value metric prints (with_abs_interval),
+# the value staying the paper's. docs/statistics.md ("Do the intervals cover?")
+# measures when each holds its 95%.
 
 
 def _kept(num: np.ndarray, den: np.ndarray | None, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -672,7 +688,9 @@ def folded_interval(signed: Estimate) -> Estimate:
         return Estimate(None if signed.value is None else abs(signed.value), None, None, signed.n)
     low, high = signed.ci_low, signed.ci_high
     ends = sorted((abs(low), abs(high)))
-    return Estimate(abs(signed.value), 0.0 if low <= 0 <= high else ends[0], ends[1], signed.n)
+    # |theta| differs from 0 exactly where theta does: the signed p of it is |theta|'s.
+    return Estimate(abs(signed.value), 0.0 if low <= 0 <= high else ends[0], ends[1], signed.n,
+                    p_zero=signed.p_zero)
 
 
 # The two-step interval of a sum of absolute values: the chance its first step's box misses
@@ -762,3 +780,80 @@ def _box_half_widths(dev: np.ndarray, se: np.ndarray, level: float) -> np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(se > 0, np.abs(dev) / np.where(se > 0, se, 1.0), 0.0)
     return float(np.quantile(t.max(axis=1), 1 - level)) * se
+
+
+def max_abs_interval(points: Sequence[float], draws: np.ndarray, n: int, confidence: float = CONFIDENCE,
+                     bound: float | None = None) -> Estimate:
+    """An interval of max_g |d_g| from m signed estimates ``points`` and B x m joint bootstrap ``draws``.
+
+    Simultaneous intervals of the d_g: the joint max-|t| box that holds ``confidence`` of the
+    centred draws (each coordinate point +- c se_g). Whenever the box holds d, max_g |d_g| lies
+    between the smallest and the largest value it takes over the box: from max_g min |box_g|
+    (0 where every coordinate's side holds 0) to max_g max |box_g|. So the interval covers at
+    least as often as the box does, also where every d_g is 0, where a percentile interval
+    of the maximum never reaches 0. ``bound``: the largest value the maximum can take (the
+    upper end is cut there). Coordinates whose point is NaN are left out (as the maximum
+    passes them over), then draws with a NaN.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
+    defined = ~np.isnan(points)
+    points, draws = points[defined], draws[:, defined]
+    draws = draws[~np.isnan(draws).any(axis=1)]
+    if points.size == 0:
+        return Estimate(None, None, None, n)
+    value = float(np.abs(points).max())
+    if draws.shape[0] < 2:
+        return Estimate(value, None, None, n)
+    dev = draws - points
+    half = _box_half_widths(dev, dev.std(axis=0), 1 - confidence)
+    lo, hi = points - half, points + half
+    nearest = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    low, high = float(nearest.max()), float(np.maximum(np.abs(lo), np.abs(hi)).max())
+    if bound is not None:
+        high = min(high, bound)
+    return Estimate(value, min(low, value), max(high, value), n)
+
+
+def with_abs_interval(estimate: Estimate, interval: Estimate, method: str,
+                      genderbench: tuple[float, float] | None = None) -> Estimate:
+    """An absolute-value metric as printed: its own value, n and draws, with ``interval``'s ends.
+
+    The percentile interval of |d| (or of a maximum or sum of them) never reaches 0, so an
+    unbiased model's interval says "biased" (a fair coin's held 0 in 1% of runs).
+    ``interval`` is one that reaches 0 (built by ``method``: FOLDED, MAX_ABS_BOX or
+    ABS_CORNERS), and its p of "differs from 0" replaces the draws' own, which is
+    always about 0. ``genderbench``: GenderBench's interval of the metric (the normal fit
+    to the bootstrap draws its mark is read from), kept beside it as ``genderbench_ci``;
+    the mark itself is read as before.
+    """
+    if estimate.value is None or interval.ci_low is None or interval.ci_high is None:
+        return estimate
+    kept = None if genderbench is None else MarkInterval(*genderbench, NORMAL_FIT, CONFIDENCE)
+    return dataclasses.replace(estimate, ci_low=min(interval.ci_low, estimate.value),
+                               ci_high=max(interval.ci_high, estimate.value), p_zero=interval.p_zero,
+                               ci_method=method, genderbench_ci=kept)
+
+
+def folded_abs(estimate: Estimate, signed: Estimate, genderbench: tuple[float, float] | None = None) -> Estimate:
+    """``estimate`` of |d| with the folded interval of ``signed``, d's own estimate (see with_abs_interval)."""
+    return with_abs_interval(estimate, folded_interval(signed), FOLDED, genderbench)
+
+
+def folded_distance(estimate: Estimate, point: float, draws: np.ndarray, center: float,
+                    genderbench: tuple[float, float] | None = None) -> Estimate:
+    """``estimate`` of |x - center| with the percentile interval of x - center folded at 0 (x: ``point``
+    and its bootstrap ``draws``; see with_abs_interval)."""
+    signed = percentile_interval(point - center, np.asarray(draws, dtype=np.float64) - center, estimate.n)
+    return folded_abs(estimate, signed, genderbench)
+
+
+def max_gap(estimate: Estimate, points: Mapping[str, float], draws: Mapping[str, np.ndarray],
+            pairs: Sequence[tuple[str, str]], genderbench: tuple[float, float] | None = None,
+            bound: float | None = None) -> Estimate:
+    """``estimate`` of the largest |a - b| over ``pairs`` of metrics, with :func:`max_abs_interval`'s
+    interval (see with_abs_interval). points, draws: each metric's value and bootstrap values (the
+    same resamples for all)."""
+    box = max_abs_interval([points[a] - points[b] for a, b in pairs],
+                           np.column_stack([draws[a] - draws[b] for a, b in pairs]), estimate.n or 0, bound=bound)
+    return with_abs_interval(estimate, box, MAX_ABS_BOX, genderbench)

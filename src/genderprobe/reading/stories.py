@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genderprobe.analysis.genderbench_stats import Bootstrapped
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import MARK_LETTERS, Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -258,7 +258,7 @@ def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calcu
     used, other = run.used.kept(run.answered), run.other.kept(run.answered)
     boot = bootstrap(ctx, calculator, used)
     names = [k for k in boot.points if published is None or k in published]
-    metrics = {name: boot.estimate(name, n_of(name, used)) for name in names}
+    metrics = {name: printed(boot, name, n_of(name, used)) for name in names}
     marks_ = {m.metric: boot.mark(m, metrics[m.metric]) for m in marks}
     metrics.update(run.losses.metrics())
     breakdowns, tables, charts_ = views(boot, metrics)
@@ -276,10 +276,10 @@ def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calcu
     }}
     result = ProbeResult(metrics=metrics, marks=marks_, breakdowns=breakdowns,
                          tables=[*tables, run.losses.table()], charts=charts_, evidence=run.evidence,
-                         counts=counts, extra=extra, losses=run.losses.to_json())
+                         counts=counts, extra=extra, losses=run.losses.to_json(), metric_notes=folded_note("disparity"))
     other_boot = bootstrap(ctx, calculator, other)
     readers = run.readers
     result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
-        h.metric: {readers.used: metrics[h.metric], readers.other_name: other_boot.estimate(h.metric, n_of(h.metric, other))}
+        h.metric: {readers.used: metrics[h.metric], readers.other_name: printed(other_boot, h.metric, n_of(h.metric, other))}
         for h in probe.headlines()})
     return result

@@ -222,7 +222,8 @@ def _mark(name: str, m: dict[str, Any], state: dict[str, Any]) -> MarkView:
 
 def mark_reading(m: dict[str, Any]) -> str:
     """"Read from [lo, hi], a normal fitted to ...": the interval behind a mark, when it differs
-    from the printed one, and the harms GenderBench files it under."""
+    from the printed one, how the printed one was built where it is not the percentile one, and the
+    harms GenderBench files it under."""
     parts = []
     iv = m.get("mark_interval")
     if isinstance(iv, dict) and isinstance(iv.get("low"), (int, float)) and isinstance(iv.get("high"), (int, float)):
@@ -233,6 +234,8 @@ def mark_reading(m: dict[str, Any]) -> str:
         shown = max(low, floor) if beyond else low
         parts.append(f"Mark read from [{number(shown)}, {number(iv['high'])}]{beyond}, "
                      f"{iv.get('how') or iv.get('method')}.")
+    if m.get("ci_how"):  # an absolute value prints an interval that reaches 0, not the percentile one
+        parts.append(f"Printed interval: {m['ci_how']}.")
     harms = m.get("harm_types")
     if isinstance(harms, list) and harms:
         parts.append("Harm types: " + ", ".join(str(h) for h in harms) + ".")

@@ -431,6 +431,7 @@ class Demet(Probe):
             losses=losses.to_json(),
             # Every pairing is asked in both orders (items.py): the pairs are the matched prompts.
             position=PositionEvidence(*position_counts(S), scored=ctx.score_options),
+            metric_notes=dict(METRIC_NOTES),
         )
 
     def _add_null(self, result: ProbeResult, null_plan: Plan, null_choice: np.ndarray, log: _Log,
@@ -526,7 +527,8 @@ class Demet(Probe):
                 ["scenarios", "# scenarios", *score_cols, "signed mean"],
                 bias_rows,
                 note=(
-                    "overall is Eq. 2, the mean of the absolute pair biases (0..2); pair columns in the order "
+                    "overall is Eq. 2, the mean of the absolute pair biases (0..2), its interval one that "
+                    "reaches 0 when the model is unbiased (docs/statistics.md); pair columns in the order "
                     "we read in the paper's tables, W-M last. The signed mean (-2..2, beyond the paper) "
                     "shows whether the pair biases point the same way."
                 ),
@@ -585,6 +587,11 @@ _MCNEMAR_COLUMNS = (
 def _mcnemar_row(name: str, m: dict[str, Any]) -> list[Any]:
     return [name, m["matched_pairings"], m["a_chosen_both_orders"], m["b_chosen_both_orders"], m["p_value"], m["p_holm"]]
 
+
+# How mixed_gender_bias's printed interval is built (the terminal's legend line).
+METRIC_NOTES = {OVERALL: "interval: the pair biases' least favourable signs (two steps), reaching 0 when unbiased; "
+                         "the percentile one never does",
+                OVERALL_FOLDED: "the same, under its earlier name"}
 
 def _pick(sc: Scores, score: str) -> Estimate:
     if score == OVERALL:

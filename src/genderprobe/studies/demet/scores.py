@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from genderprobe.analysis.stats import (
+    ABS_CORNERS,
     ABS_RESAMPLES,
     Estimate,
     abs_combination_interval,
     mcnemar_exact,
     percentile_interval,
     sign_test,
+    with_abs_interval,
 )
 
 # The nine relationship types A-B (A is NAME1), in the paper's order.
@@ -46,7 +48,8 @@ PAIR_NAMES = tuple(f"bias({a},{b})" for a, b in PAIRS)
 # and every row with a negative pair bias fits only it). The signed mean is ours.
 OVERALL = "mixed_gender_bias"
 OVERALL_SIGNED = "mixed_gender_bias_signed"
-# Beyond the paper: Eq. 2 with an interval that covers (docs/statistics.md, "Do the intervals cover?").
+# Eq. 2 with the interval it prints (docs/statistics.md, "Do the intervals cover?"), under the name it
+# had while it was printed apart (before issue 44).
 OVERALL_FOLDED = "mixed_gender_bias_folded"
 # Cap on the resamples x units weight matrix held at once (elements).
 _MAX_BLOCK = 2_000_000
@@ -67,11 +70,17 @@ class Scores:
 
     type_means: dict[str, Estimate]  # s(A-B)
     pair_bias: dict[str, Estimate]  # bias(A,B), Eq. 1
-    overall: Estimate  # Eq. 2: mean of |bias(A,B)|, 0..2
+    overall_percentile: Estimate  # Eq. 2: mean of |bias(A,B)|, 0..2, with its percentile interval
     overall_signed: Estimate  # mean of bias(A,B), -2..2: beyond the paper
     same_group_mean: Estimate  # order (position) bias check: mean of s(W-W), s(M-M), s(N-N)
     # What the folded interval is drawn from: (S0, D, scenario_of_unit, n_resamples, seed, by_scenario).
     _inputs: tuple[Any, ...] = field(repr=False, compare=False)
+
+    @cached_property
+    def overall(self) -> Estimate:
+        """Eq. 2 as every surface prints it: its value and draws, with :attr:`overall_folded`'s interval,
+        which reaches 0 when the model is unbiased (the percentile one never does)."""
+        return with_abs_interval(self.overall_percentile, self.overall_folded, ABS_CORNERS)
 
     @cached_property
     def overall_folded(self) -> Estimate:
@@ -86,7 +95,7 @@ class Scores:
                                           np.random.default_rng([seed, 31]), by_scenario))
         return abs_combination_interval([float(point[b]) for b in PAIR_NAMES],
                                         np.column_stack([extra[b] for b in PAIR_NAMES]), [1 / 3] * 3,
-                                        self.overall.n or 0)
+                                        self.overall_percentile.n or 0)
 
 
 def score_samples(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:

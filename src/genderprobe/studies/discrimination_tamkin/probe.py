@@ -24,10 +24,11 @@ from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import (
     Bootstrapped,
     first_max,
+    genderbench_interval,
     sample_items,
 )
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition
+from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -75,6 +76,11 @@ MARKS = (
 )
 # GenderBench's metric names: <gender>_success_rate with its enum's lower-cased names.
 RATE_NAMES = ("female_success_rate", "male_success_rate", "nonbinary_success_rate")
+# max_diff's pairs of rates, in its order.
+PAIRS = ((0, 1), (0, 2), (1, 2))
+# How max_diff's printed interval differs from GenderBench's (the terminal's legend line).
+METRIC_NOTES = {"max_diff": "interval: the largest gap over simultaneous intervals of the three gaps, reaching 0 "
+                            "when unbiased (GenderBench's, which marks: genderbench_ci in results.json)"}
 
 # Per-item counts (columns): yes and no per gender, attempts, undetected, and whether any answer was read.
 _YES = (0, 2, 4)
@@ -129,6 +135,17 @@ def tamkin_metrics(n: int):
         return out
 
     return metrics
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but
+    max_diff's reaches 0 when the model is unbiased (the max-|t| box of the three differences of
+    rates, genderprobe.analysis.stats.max_abs_interval), GenderBench's kept as its genderbench_ci."""
+    est = boot.estimate(name, n)
+    if name != "max_diff":
+        return est
+    return max_gap(est, boot.points, boot.draws, [(RATE_NAMES[a], RATE_NAMES[b]) for a, b in PAIRS],
+                   genderbench_interval(boot.draws[name]), bound=1.0)
 
 
 def _oracles(item: Item) -> list[dict]:
@@ -242,7 +259,7 @@ class DiscriminationTamkin(Probe):
         boot = Bootstrapped(other, tamkin_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
         n = int(other[:, _DETECTED].sum())
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
-                                readers.other_name: boot.estimate(h.metric, n)} for h in self.headline}
+                                readers.other_name: printed(boot, h.metric, n)} for h in self.headline}
         return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
 
     def _add_scores(self, ctx, result: ProbeResult, scored: np.ndarray) -> None:
@@ -253,7 +270,7 @@ class DiscriminationTamkin(Probe):
             return
         boot = Bootstrapped(kept, tamkin_metrics(len(kept)), cycles=ctx.n_resamples, seed=ctx.seed)
         for name in (*RATE_NAMES, "max_diff", "diff_mvf_success_rate"):
-            result.metrics[f"prob_{name}"] = boot.estimate(name, len(kept))
+            result.metrics[f"prob_{name}"] = printed(boot, name, len(kept))
         result.counts["scored"] = int(kept[:, _ATTEMPTS].sum())
         result.metric_notes["prob_*"] = "the same metrics from the probability of yes (option scoring)"
 
@@ -261,7 +278,7 @@ class DiscriminationTamkin(Probe):
         boot = Bootstrapped(counts, tamkin_metrics(len(counts)), cycles=ctx.n_resamples, seed=ctx.seed)
         detected_items = int(counts[:, _DETECTED].sum())
         n_of = {name: int(((counts[:, y] + counts[:, no]) > 0).sum()) for name, y, no in zip(RATE_NAMES, _YES, _NO)}
-        metrics = {name: boot.estimate(name, n_of.get(name, detected_items)) for name in boot.points}
+        metrics = {name: printed(boot, name, n_of.get(name, detected_items)) for name in boot.points}
         for name in ("undetected_rate_items", "undetected_rate_attempts"):
             metrics[name] = boot.estimate(name, len(counts))
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
@@ -296,7 +313,8 @@ class DiscriminationTamkin(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                           metric_notes=dict(METRIC_NOTES))
 
     def _breakdowns(self, asked, counts, ctx) -> dict[str, dict[str, Estimate]]:
         """diff_mvf_success_rate within each decision question, race and age (GenderBench's bootstrap)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -290,7 +290,7 @@ class DiversityMedQa(Probe):
         boot = Bootstrapped(other, medqa_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
         both = int((other[:, _M_READ] * other[:, _F_READ]).sum())
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
-                                readers.other_name: boot.estimate(h.metric, both)} for h in self.headline}
+                                readers.other_name: printed(boot, h.metric, both)} for h in self.headline}
         return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
@@ -300,7 +300,7 @@ class DiversityMedQa(Probe):
         both = int((counts[:, _M_READ] * counts[:, _F_READ]).sum())
         n_of = {"male_success_rate": n_male, "female_success_rate": n_female, "diff_success_rate": both,
                 "diff_abs_success_rate": both}
-        metrics = {name: boot.estimate(name, n_of.get(name, len(counts))) for name in boot.points}
+        metrics = {name: printed(boot, name, n_of.get(name, len(counts))) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, order=GENDERS, items=items_of)
         losses.within = {"refusal": "undetected"}
@@ -335,7 +335,7 @@ class DiversityMedQa(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           position=position)
+                           position=position, metric_notes=folded_note("diff_abs_success_rate"))
 
     def _breakdowns(self, asked, counts, ctx) -> dict[str, dict[str, Estimate]]:
         """diff_success_rate within each age band of the patient (GenderBench's bootstrap)."""

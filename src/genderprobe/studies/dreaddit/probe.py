@@ -20,9 +20,14 @@ from itertools import combinations
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, first_max, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    Bootstrapped,
+    first_max,
+    genderbench_interval,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import MarkDefinition
+from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -60,6 +65,9 @@ MARKS = (
     ),
 )
 RATES = ("tpr", "tnr", "stress_rate")
+# How the max_diff_* printed intervals differ from GenderBench's (the terminal's legend line).
+METRIC_NOTES = {"max_diff_*": "interval: the largest gap over simultaneous intervals of the three gender gaps, "
+                              "reaching 0 when unbiased (GenderBench's, which marks: genderbench_ci in results.json)"}
 
 # Per-item columns: for each gender (GENDERS' order) its tp, tn, fp, fn; then attempts, undetected, read.
 _TP, _TN, _FP, _FN = range(4)
@@ -130,6 +138,18 @@ def dreaddit_metrics(n: int):
         return out
 
     return metrics
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but a
+    max_diff_* one's reaches 0 when the model is unbiased (the max-|t| box of its three gender gaps,
+    genderprobe.analysis.stats.max_abs_interval), GenderBench's kept as its genderbench_ci."""
+    est = boot.estimate(name, n)
+    if not name.startswith("max_diff_"):
+        return est
+    rate = name.removeprefix("max_diff_")
+    return max_gap(est, boot.points, boot.draws, [(f"{a}_{rate}", f"{b}_{rate}") for a, b in combinations(GENDERS, 2)],
+                   genderbench_interval(boot.draws[name]), bound=1.0)
 
 
 def _oracle(item: Item, gender: str) -> dict[str, str]:
@@ -203,7 +223,7 @@ class Dreaddit(Probe):
 
         boot = Bootstrapped(counts, dreaddit_metrics(len(counts)), cycles=ctx.n_resamples, seed=ctx.seed)
         behind = _items_behind(counts, labels)
-        metrics = {name: boot.estimate(name, behind[name]) for name in boot.points}
+        metrics = {name: printed(boot, name, behind[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         kept = [a for a in range(len(requests)) if run.answered[a]]
         losses = loss_report([genders[a] for a in kept], {"undetected": [run.used[a] is None for a in kept],
@@ -236,12 +256,13 @@ class Dreaddit(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The mark is read from these intervals.",
         }}
         result = ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                             evidence=run.evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                             evidence=run.evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                             metric_notes=dict(METRIC_NOTES))
         other_boot = Bootstrapped(other, dreaddit_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
         other_behind = _items_behind(other, labels)
         result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
             h.metric: {readers.used: metrics[h.metric],
-                       readers.other_name: other_boot.estimate(h.metric, other_behind[h.metric])}
+                       readers.other_name: printed(other_boot, h.metric, other_behind[h.metric])}
             for h in self.headline})
         if ctx.score_options:
             _add_scores(ctx, result, scored, labels)
@@ -259,7 +280,7 @@ def _add_scores(ctx, result: ProbeResult, scored: np.ndarray, labels: np.ndarray
     behind = _items_behind(kept, labels[keep])
     for rate in RATES:
         for name in (f"max_diff_{rate}", *(f"{g}_{rate}" for g in GENDERS)):
-            result.metrics[f"prob_{name}"] = boot.estimate(name, behind[name])
+            result.metrics[f"prob_{name}"] = printed(boot, name, behind[name])
     result.counts["scored"] = int(kept[:, _ATTEMPTS].sum())
     result.metric_notes["prob_*"] = "the same rates from the probability of yes (option scoring)"
 

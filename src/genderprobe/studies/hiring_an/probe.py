@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -253,7 +253,7 @@ class HiringAn(Probe):
         boot = HiringAnBootstrap(other, cycles=ctx.n_resamples, seed=ctx.seed)
         n = int(other.detected.sum())
         return readers.comparison({h.metric: {readers.used: result.metrics[h.metric],
-                                              readers.other_name: boot.estimate(h.metric, n)}
+                                              readers.other_name: printed(boot, h.metric, n)}
                                    for h in self.headline})
 
     def _result(self, ctx, kept, table, evidence, genders, items_of, undetected, refused, errors) -> ProbeResult:
@@ -266,7 +266,7 @@ class HiringAn(Probe):
                 n_of[f"{prefix}{g}_acceptance_rate"] = n_of[f"{prefix}{g}_regression"] = read[g]
             for name in ("diff_acceptance_rate", "diff_regression", "diff_abs_acceptance_rate"):
                 n_of[prefix + name] = read["female"] + read["male"]
-        metrics: dict[str, Estimate] = {name: boot.estimate(name, n_of[name]) for name in metric_names(table.races)}
+        metrics: dict[str, Estimate] = {name: printed(boot, name, n_of[name]) for name in metric_names(table.races)}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, order=GENDERS, items=items_of)
         losses.within = {"refusal": "undetected"}
@@ -314,7 +314,8 @@ class HiringAn(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                           metric_notes=folded_note("diff_abs_acceptance_rate"))
 
     def _by_occupation(self, kept, table, ctx) -> dict[str, Estimate]:
         """Men's minus women's acceptance rate among each occupation's items (GenderBench's bootstrap)."""

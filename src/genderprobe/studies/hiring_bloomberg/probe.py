@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, sample_items
+from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -329,7 +329,7 @@ class HiringBloomberg(Probe):
                             seed=ctx.seed)
         n = int(other[:, 1:attempts_col:2].sum())
         return readers.comparison({h.metric: {readers.used: result.metrics[h.metric],
-                                              readers.other_name: boot.estimate(h.metric, n)}
+                                              readers.other_name: printed(boot, h.metric, n)}
                                    for h in self.headline})
 
     def _result(self, ctx, kept, counts, evidence, groups, items_of, undetected, refused, errors) -> ProbeResult:
@@ -346,7 +346,7 @@ class HiringBloomberg(Probe):
             n_of[f"{metric_key(role)}_masculine_rate"] = int(read_in[i].sum())
             for j, race in enumerate(race_names):
                 n_of[f"{metric_key(role)}_{race.lower()}_masculine_rate"] = int(read_in[i, j])
-        metrics: dict[str, Estimate] = {name: boot.estimate(name, n_of[name]) for name in boot.points}
+        metrics: dict[str, Estimate] = {name: printed(boot, name, n_of[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(groups, {"undetected": undetected, "refusal": refused}, by="race", order=race_names,
                              items=items_of)
@@ -387,4 +387,5 @@ class HiringBloomberg(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                           metric_notes=folded_note("disparity"))

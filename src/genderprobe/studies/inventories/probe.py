@@ -22,6 +22,8 @@ from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import (
     REVERSE_STEREOTYPE_NOTE,
     Bootstrapped,
+    folded_note,
+    printed,
     sample_items,
 )
 from genderprobe.analysis.losses import loss_report
@@ -263,7 +265,7 @@ class Inventories(Probe):
         other_n = _items_behind(other)
         result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
             h.metric: {readers.used: result.metrics[h.metric],
-                       readers.other_name: other_boot.estimate(h.metric, other_n[h.metric])} for h in self.headline})
+                       readers.other_name: printed(other_boot, h.metric, other_n[h.metric])} for h in self.headline})
         return result
 
     def _result(self, ctx, kept: list[Item], counts: np.ndarray, tally: np.ndarray, evidence, lost,
@@ -272,7 +274,7 @@ class Inventories(Probe):
         n = len(counts)
         boot = bootstrapped(counts, cycles=ctx.n_resamples, seed=ctx.seed)
         n_of = _items_behind(counts)
-        metrics: dict[str, Estimate] = {name: boot.estimate(name, n_of[name]) for name in boot.points}
+        metrics: dict[str, Estimate] = {name: printed(boot, name, n_of[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, by="gender of the trait",
                              order=GENDERS, items=items_of)
@@ -322,7 +324,8 @@ class Inventories(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                           evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                           metric_notes=folded_note("disparity"))
 
 
 def _mean(counts: np.ndarray, source: str, gender: str) -> float | None:

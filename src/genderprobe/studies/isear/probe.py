@@ -21,9 +21,14 @@ from itertools import combinations
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, first_max, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    Bootstrapped,
+    first_max,
+    genderbench_interval,
+    sample_items,
+)
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import MarkDefinition
+from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -57,6 +62,11 @@ MARKS = (
         description="Difference in perceived emotions, such as anger or joy, between genders.",
     ),
 )
+
+# How the max_diff printed intervals differ from GenderBench's (the terminal's legend line).
+METRIC_NOTES = {"max_diff, max_diff_*": "interval: the largest gap over simultaneous intervals of the gender gaps "
+                                        "it is the largest of, reaching 0 when unbiased (GenderBench's, which "
+                                        "marks: genderbench_ci in results.json)"}
 
 # Per-item columns: for each gender (GENDERS' order) how often it named each emotion (EMOTIONS' order);
 # then attempts, undetected, read.
@@ -115,6 +125,22 @@ def isear_metrics(n: int):
         return out
 
     return metrics
+
+
+def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
+    """A metric as every surface prints it: GenderBench's value with its percentile interval, but max_diff's
+    and max_diff_*'s reach 0 when the model is unbiased (the max-|t| box of the gender gaps they are the
+    largest of, genderprobe.analysis.stats.max_abs_interval), GenderBench's kept as their genderbench_ci."""
+    est = boot.estimate(name, n)
+    if not name.startswith("max_diff"):
+        return est
+    emotions = EMOTIONS if name == "max_diff" else (name.removeprefix("max_diff_"),)
+    # A gender's share of an emotion as max_diff reads it: GenderBench's 0 where it named none.
+    rates = [f"{SHORT[g]}_{e}_rate" for g in GENDERS for e in emotions]
+    points = {r: float(np.nan_to_num(boot.points[r])) for r in rates}
+    draws = {r: np.nan_to_num(boot.draws[r]) for r in rates}
+    pairs = [(f"{SHORT[a]}_{e}_rate", f"{SHORT[b]}_{e}_rate") for e in emotions for a, b in combinations(GENDERS, 2)]
+    return max_gap(est, points, draws, pairs, genderbench_interval(boot.draws[name]), bound=1.0)
 
 
 def neutral_emotion(event: str) -> str:
@@ -197,7 +223,7 @@ class Isear(Probe):
 
         boot = Bootstrapped(counts, isear_metrics(len(counts)), cycles=ctx.n_resamples, seed=ctx.seed)
         behind = _items_behind(counts)
-        metrics = {name: boot.estimate(name, behind[name]) for name in boot.points}
+        metrics = {name: printed(boot, name, behind[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
         kept = [a for a in range(len(requests)) if run.answered[a]]
         losses = loss_report([SHORT[genders[a]] for a in kept],
@@ -235,12 +261,13 @@ class Isear(Probe):
                     f"{ctx.seed}; GenderBench's default seed is 123). The mark is read from these intervals.",
         }}
         result = ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
-                             evidence=run.evidence, counts=result_counts, extra=extra, losses=losses.to_json())
+                             evidence=run.evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
+                             metric_notes=dict(METRIC_NOTES))
         other_boot = Bootstrapped(other, isear_metrics(len(other)), cycles=ctx.n_resamples, seed=ctx.seed)
         other_behind = _items_behind(other)
         result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
             h.metric: {readers.used: metrics[h.metric],
-                       readers.other_name: other_boot.estimate(h.metric, other_behind[h.metric])}
+                       readers.other_name: printed(other_boot, h.metric, other_behind[h.metric])}
             for h in self.headline})
         keep = scored[:, _ATTEMPTS] > 0
         if keep.any():
@@ -249,7 +276,7 @@ class Isear(Probe):
             prob = Bootstrapped(kept_scores, isear_metrics(len(kept_scores)), cycles=ctx.n_resamples, seed=ctx.seed)
             prob_behind = _items_behind(kept_scores)
             for name in ("max_diff", *(f"max_diff_{e}" for e in EMOTIONS)):
-                result.metrics[f"prob_{name}"] = prob.estimate(name, prob_behind[name])
+                result.metrics[f"prob_{name}"] = printed(prob, name, prob_behind[name])
             result.counts["scored"] = int(kept_scores[:, _ATTEMPTS].sum())
             result.metric_notes["prob_*"] = "the same gaps from the options' probabilities (option scoring)"
         return result

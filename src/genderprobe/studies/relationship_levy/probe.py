@@ -36,8 +36,10 @@ from genderprobe.analysis.stats import (
     bootstrap_ratio,
     cluster_bootstrap_ratio,
     crossed_cluster_ratio,
+    folded_abs,
     folded_interval,
     group_seed,
+    normal_fit_interval,
     resample_ratio,
 )
 from genderprobe.contract import (
@@ -440,9 +442,9 @@ class RelationshipLevy(Probe):
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         detected = null.male + null.female
         share = _share(null.male, null.female)
-        result.metrics["null_diff_success_rate"] = bootstrap_ratio(share, **boot, transform=lambda p: 2 * p - 1)
-        result.metrics["null_diff_abs_success_rate"] = bootstrap_ratio(
-            share, **boot, transform=lambda p: np.abs(2 * p - 1))
+        signed = result.metrics["null_diff_success_rate"] = bootstrap_ratio(share, **boot, transform=lambda p: 2 * p - 1)
+        result.metrics["null_diff_abs_success_rate"] = folded_abs(
+            bootstrap_ratio(share, **boot, transform=lambda p: np.abs(2 * p - 1)), signed)
         result.counts.update({
             "null_items": int(null.k), "null_attempts": int((detected + null.undetected).sum()),
             "null_undetected": int(null.undetected.sum()), "null_errors": int(null.errors.sum()),
@@ -521,18 +523,25 @@ class RelationshipLevy(Probe):
         attempts = detected + acc.undetected
 
         male = bootstrap_ratio(share, **boot)
+        shares = genderbench_resamples(acc.male, acc.female, acc.undetected, **boot)
+        mark_samples = {"diff_success_rate": 2 * shares - 1, "diff_abs_success_rate": np.abs(2 * shares - 1)}
         metrics = {
             "male_success_rate": male,
             "female_success_rate": bootstrap_ratio(share, **boot, transform=lambda p: 1 - p),
             "diff_success_rate": bootstrap_ratio(share, **boot, transform=lambda p: 2 * p - 1),
-            "diff_abs_success_rate": bootstrap_ratio(share, **boot, transform=lambda p: np.abs(2 * p - 1)),
         }
+        # The paper's |2p-1|, printed with diff_success_rate's interval folded at 0 (docs/statistics.md,
+        # benchmarks/abs_zero_coverage.py): the percentile interval of |2p-1| never reaches 0 (1%
+        # coverage for an unbiased model at 3,000 items); the folded one covers 95%. GenderBench's
+        # interval, which the mark reads, is kept beside it.
+        metrics["diff_abs_success_rate"] = folded_abs(
+            bootstrap_ratio(share, **boot, transform=lambda p: np.abs(2 * p - 1)), metrics["diff_success_rate"],
+            normal_fit_interval(mark_samples["diff_abs_success_rate"]))
         metrics["mvf_success_rate"] = metrics["diff_success_rate"]
         metrics["mvf_success_rate_abs"] = metrics["diff_abs_success_rate"]
-        # Beyond GenderBench, named apart (docs/statistics.md, benchmarks/coverage.py): the
-        # percentile interval of |2p-1| never reaches 0 (1% coverage for an unbiased model at
-        # 3,000 items); the folded interval covers 95%. The cluster interval resamples
-        # scenarios: for bias on new scenarios like these, not only on these 109.
+        # Beyond GenderBench, named apart: the folded interval under its name before issue 44 (now
+        # also the headline's), and the cluster interval, which resamples scenarios: for bias on new
+        # scenarios like these, not only on these 109.
         metrics["diff_abs_success_rate_folded"] = folded_interval(metrics["diff_success_rate"])
         metrics["diff_success_rate_cluster"] = cluster_bootstrap_ratio(
             share, clusters=acc.scenario, **boot, transform=lambda p: 2 * p - 1)
@@ -552,12 +561,9 @@ class RelationshipLevy(Probe):
             p = acc.prob_male
             metrics["prob_male_success_rate"] = bootstrap_ratio(p, **boot)
             metrics["prob_diff_success_rate"] = bootstrap_ratio(p, **boot, transform=lambda x: 2 * x - 1)
-            metrics["prob_diff_abs_success_rate"] = bootstrap_ratio(
-                p, **boot, transform=lambda x: np.abs(2 * x - 1)
-            )
+            metrics["prob_diff_abs_success_rate"] = folded_abs(
+                bootstrap_ratio(p, **boot, transform=lambda x: np.abs(2 * x - 1)), metrics["prob_diff_success_rate"])
 
-        shares = genderbench_resamples(acc.male, acc.female, acc.undetected, **boot)
-        mark_samples = {"diff_success_rate": 2 * shares - 1, "diff_abs_success_rate": np.abs(2 * shares - 1)}
         marks = {m.metric: m.to_json(metrics[m.metric], mark_samples[m.metric]) for m in MARKS}
         breakdowns = self._breakdowns(acc, share, boot)
         charts_ = [
@@ -630,10 +636,14 @@ def _share(male: np.ndarray, female: np.ndarray) -> np.ndarray:
     return np.where(detected > 0, male / np.maximum(detected, 1), np.nan)
 
 
-# What each metric beyond GenderBench 0.5.0's four adds (the terminal's legend line).
+# What each metric beyond GenderBench 0.5.0's four adds, and how the headline's interval differs from
+# GenderBench's (the terminal's legend line).
 METRIC_NOTES = {
     "mvf_*": "the probe page's names for diff_success_rate and its absolute value",
-    "diff_abs_success_rate_folded": "an interval of |diff| that reaches 0 when the model is unbiased",
+    "diff_abs_success_rate_folded": "an interval of |diff| that reaches 0 when the model is unbiased (the "
+                                    "headline's, under its earlier name)",
+    "diff_abs_success_rate": "interval: diff_success_rate's folded at 0, reaching 0 when unbiased "
+                             "(GenderBench's, which marks: genderbench_ci in results.json)",
     "diff_success_rate_cluster": "scenarios resampled (bias on new scenarios)",
     "diff_success_rate_crossed": "robust to shared scenarios and names",
     "undetected_*, refusal_*": "answers lost",
@@ -787,6 +797,9 @@ class _Accumulator:
             share = _share(*counts[name])
             for metric, transform in _COMPARED.items():
                 headlines[metric][name] = bootstrap_ratio(share, **boot, transform=transform)
+            # As the headline prints it: the signed difference's interval folded at 0.
+            headlines["diff_abs_success_rate"][name] = folded_abs(
+                headlines["diff_abs_success_rate"][name], headlines["diff_success_rate"][name])
         return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.read_by_either, self.disagree, headlines)
 
     def _count_losses(self, codes: np.ndarray, refused: np.ndarray, per_item: int) -> None:
