@@ -1,22 +1,25 @@
 """Every command and Python block of README.md and docs/*.md runs as written.
 
 The test reads each document's code blocks (four-space indented and ``` fenced) and marks
-every command line in them (`genderprobe ...`, `python3 -m ...`, `inspect eval ...`, `pip ...`)
-and every Python block that imports genderprobe as one of:
+every command line in them (its first word `genderprobe`, `python3`, `python`, `pip`, `inspect`
+or `ruff`) and every Python block as one of:
 
-- run: in a temporary folder of its own per document (so a document's commands run in
-  order and may use what the earlier ones wrote), with a fresh response store, as a real
-  subprocess; it must exit 0 and print no traceback;
-- run against the local test servers: a command or block naming a hosted model (`openai:`,
-  `anthropic:`, inspect's `openai/`) runs unchanged, with OPENAI_BASE_URL, ANTHROPIC_BASE_URL
-  and their keys pointing at the project's own OpenAI and Anthropic servers (with their batch
-  APIs) on 127.0.0.1, and any `--base-url` pointing there too;
-- not run, with the reason in NOT_RUN (local weights that do not exist, a Ray cluster, an install).
+- run: in a folder of its own per document, in the document's order (a command may read what an
+  earlier one wrote), with a response store of its own, as a real subprocess that must exit 0
+  and print no traceback; the files a reader brings (a results folder, a store with answers,
+  sentences to judge, a suite file, ...) are made first by `make_inputs`;
+- run against the local test servers: commands and blocks naming a hosted model (`openai:`,
+  `anthropic:`, inspect's `openai/`, `--batch`) run with OPENAI_BASE_URL, ANTHROPIC_BASE_URL and
+  their keys pointing at the project's own OpenAI and Anthropic servers (batch APIs included)
+  on 127.0.0.1, and any `--base-url` pointing there;
+- not run, with the reason in NOT_RUN or BLOCKS_NOT_RUN (an install, a benchmark of minutes,
+  local weights or a Ray cluster the reader has and this machine does not).
 
-Nothing is silently left out: every command found is run unless NOT_RUN names it, and an
-entry of NOT_RUN no document holds any more fails the test. To stay fast the commands are
-run as `as_tested` rewrites them (shown in each failure): `run` and `suite` get `--limit 40`
-(a smoke run), inspect tasks a small `sample_k`, and a usage line's placeholders are filled.
+Nothing is silently left out: whatever is not on those lists runs, and an entry of them that no
+document holds any more fails. To stay fast a command runs as `as_tested` rewrites it (each
+command as run is printed, and shown when it fails): `run` and `suite` get `--limit 10
+--resamples 100`, `plan` fewer simulations, inspect tasks a small `sample_k`, and a usage
+line's placeholders are filled in.
 """
 
 from __future__ import annotations
@@ -226,6 +229,8 @@ def make_inputs(folder: Path, env: dict[str, str]) -> None:
                        ("runs/b", "reference:biased")):
         run_shell(f"genderprobe run relationship-levy --model {model} --limit {LIMIT} --quiet --out {out}",
                   folder, env)
+    run_shell(f"genderprobe run relationship-levy --model reference:random --limit {LIMIT} --records parquet --quiet "
+              "--out out", folder, env)  # docs/run-engine.md reads out/records.parquet
     # A store holding answers, as a reader's has (the calibration models store nothing).
     run_shell(f"genderprobe run relationship-levy --model openai:gpt-4o-mini --limit {LIMIT} --quiet --out runs/stored",
               folder, env)
@@ -305,6 +310,7 @@ def environment(servers, tmp_path_factory):
         "OPENAI_BASE_URL": servers["openai"],
         "ANTHROPIC_API_KEY": KEY,
         "ANTHROPIC_BASE_URL": servers["anthropic"],
+        "OPENROUTER_API_KEY": KEY,  # docs/run-engine.md's --api-key-env example
         "INSPECT_LOG_DIR": str(home / "inspect-logs"),
         "NO_COLOR": "1",
     }
@@ -324,6 +330,8 @@ THE_REST = [d for d in DOCUMENTS if not any(d in group for group in SLOWEST)]
 class TestInspectDocument:
     @pytest.mark.parametrize("document", SLOWEST[0])
     def test_every_command_and_python_block_runs(self, document, environment, servers, tmp_path):
+        pytest.importorskip("inspect_ai", reason="inspect_ai is not installed: pip install -e '.[inspect]'")
+        pytest.importorskip("openai", reason="inspect's openai provider needs openai: pip install -e '.[inspect]'")
         check_document(document, environment, servers, tmp_path)
 
 
@@ -388,3 +396,14 @@ def test_the_commands_found_are_the_documents_commands():
 def test_the_inspect_page_lists_every_task():
     listed = re.findall(r"^\| `([\w-]+)` \| `genderprobe/(\w+)`", (ROOT / "docs/inspect.md").read_text(), re.M)
     assert sorted(listed) == sorted((name, name.replace("-", "_")) for name in all_probes())
+
+
+def test_a_command_runs_smaller_and_against_the_local_servers():
+    servers = {"openai": "http://127.0.0.1:9/v1", "anthropic": "http://127.0.0.1:8"}
+    assert as_tested("genderprobe cache clear [--model SPEC] [--yes]", servers) == "genderprobe cache clear --yes"
+    assert (as_tested("genderprobe run genmo --model SPEC [--template cot|noncot|both] [--sample-k N]", servers)
+            == "genderprobe run genmo --model reference:random --limit 10 --resamples 100")
+    assert (as_tested("genderprobe run relationship-levy -m openai:llama3 --base-url http://localhost:11434/v1", servers)
+            == "genderprobe run relationship-levy -m openai:llama3 --base-url http://127.0.0.1:9/v1 --limit 10 --resamples 100")
+    assert (as_tested("genderprobe run demet --model reference:biased-female --json | jq .metrics", servers)
+            == "genderprobe run demet --model reference:biased-female --json --limit 10 --resamples 100 | jq .metrics")
