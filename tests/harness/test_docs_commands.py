@@ -18,8 +18,8 @@ or `ruff`) and every Python block as one of:
 Nothing is silently left out: whatever is not on those lists runs, and an entry of them that no
 document holds any more fails. To stay fast a command runs as `as_tested` rewrites it (each
 command as run is printed, and shown when it fails): `run` and `suite` get `--limit 10
---resamples 100`, `plan` fewer simulations, inspect tasks a small `sample_k`, and a usage
-line's placeholders are filled in.
+--resamples 100`, `plan` fewer simulations, inspect tasks (commands and blocks) a small
+`sample_k`, and a usage line's placeholders are filled in.
 """
 
 from __future__ import annotations
@@ -217,8 +217,16 @@ def as_tested(command: str, servers: dict[str, str]) -> str:
         head += f" --simulations {SIMULATIONS}"
     if " inspect eval " in f" {head}":
         head = re.sub(r"sample_k=\d+", f"sample_k={INSPECT_SAMPLE_K}", head)
-        head += " --display none --log-dir inspect-logs"
+        head += " --display none"
     return head + pipe + tail
+
+
+def python_as_tested(source: str) -> str:
+    """A Python block as this test runs it: an inspect task with a small sample_k (inspect's bookkeeping
+    takes tens of milliseconds a sample), anything else as written."""
+    if re.search(r"^\s*(from|import) inspect_ai\b", source, re.M):
+        return re.sub(r"sample_k=\d+", f"sample_k={INSPECT_SAMPLE_K}", source)
+    return source
 
 
 # -- the inputs the documents' commands read ---------------------------------------------------
@@ -297,8 +305,8 @@ def servers():
 
 @pytest.fixture(scope="module")
 def environment(servers, tmp_path_factory):
-    """What every command runs with: this checkout first, keys and URLs of the local servers,
-    and a config that polls the batch servers every 0.05 s instead of every 30 s."""
+    """What every command runs with: this checkout first, keys and URLs of the local servers, no
+    network beyond them, and a config that polls the batch servers every 0.05 s instead of every 30 s."""
     home = tmp_path_factory.mktemp("docs-env")
     (home / "genderprobe.toml").write_text("[run]\nbatch_poll_interval = 0.05\n")
     env = {
@@ -311,10 +319,15 @@ def environment(servers, tmp_path_factory):
         "ANTHROPIC_API_KEY": KEY,
         "ANTHROPIC_BASE_URL": servers["anthropic"],
         "OPENROUTER_API_KEY": KEY,  # docs/run-engine.md's --api-key-env example
-        "INSPECT_LOG_DIR": str(home / "inspect-logs"),
+        # Offline, as docs/inspect.md promises: every host but this one is behind a proxy that is not there.
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "HF_HUB_OFFLINE": "1",
         "NO_COLOR": "1",
     }
-    env.pop("COLUMNS", None)
+    for name in ("COLUMNS", "http_proxy", "https_proxy", "no_proxy", "all_proxy", "ALL_PROXY"):
+        env.pop(name, None)
     inputs = home / "inputs"
     inputs.mkdir()
     make_inputs(inputs, {**env, "GENDERPROBE_CACHE_DIR": str(inputs / "cache")})
@@ -351,20 +364,32 @@ def check_document(document: str, environment, servers, tmp_path: Path) -> None:
     env, inputs = environment
     folder = tmp_path / "work"
     shutil.copytree(inputs, folder)
-    env = {**env, "GENDERPROBE_CACHE_DIR": str(folder / "cache")}
+    env = {**env, "GENDERPROBE_CACHE_DIR": str(folder / "cache"), "INSPECT_LOG_DIR": str(folder / "inspect-logs")}
     found = snippets(document)
     for snippet in (s for s in found if s.kind == "shell" and s.text not in NOT_RUN):
         # Never install into the environment the tests run in.
         assert not re.search(r"\bpip install\b|-m venv\b", snippet.text), (
             f"{document}:{snippet.line}: `{snippet.text}` installs: add it to NOT_RUN with the test that covers it")
         run_shell(as_tested(snippet.text, servers), folder, env)
-    blocks = [(s.line, s.text) for s in found if s.kind == "python" and not block_not_run(s)]
+    blocks = [(s.line, python_as_tested(s.text)) for s in found if s.kind == "python" and not block_not_run(s)]
     if blocks:
         if document in GIVEN:
             blocks.insert(0, (0, GIVEN[document]))
         (tmp_path / "blocks.json").write_text(json.dumps(blocks))
         (tmp_path / "run_blocks.py").write_text(PYTHON_RUNNER)
         run_shell(f"{sys.executable} {tmp_path / 'run_blocks.py'} {tmp_path / 'blocks.json'} {document}", folder, env)
+    assert_inspect_runs_succeeded(folder / "inspect-logs")
+
+
+def assert_inspect_runs_succeeded(logs: Path) -> None:
+    """`inspect eval` exits 0 even when its task failed (offline without its tokenizer, say): the log says."""
+    if not logs.exists():
+        return
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    for info in list_eval_logs(str(logs)):
+        log = read_eval_log(info, header_only=True)
+        assert log.status == "success", f"{info.name}: {log.status}: {log.error.message if log.error else ''}"
 
 
 def block_not_run(snippet: Snippet) -> str | None:
