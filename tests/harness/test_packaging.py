@@ -57,14 +57,16 @@ def test_the_wheel_and_sdist_pass_twines_check_and_carry_what_the_package_reads(
 
 def test_a_wheel_installed_alone_runs_the_readme_command_and_writes_the_report(dist, tmp_path):
     wheel, _ = dist
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)],
-                             capture_output=True, text=True)
-    assert install.returncode == 0, install.stderr[-2000:]
+    # Nothing of this checkout or its environment may leak in (a PYTHONPATH holding src/ would make pip
+    # take genderprobe as installed already).
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["GENDERPROBE_CACHE_DIR"] = str(tmp_path / "cache")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)],
+                             capture_output=True, text=True, env=env)
+    assert install.returncode == 0, install.stderr[-2000:]
     genderprobe = venv / "bin" / "genderprobe"
     run = subprocess.run([str(genderprobe), "run", "relationship-levy", "--model", "reference:random", "--out",
                           "results"], cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -199,7 +199,8 @@ def test_bad_parameters(params, message):
 
 def test_cli_run_writes_results_and_records(tmp_path):
     result = CliRunner().invoke(main, ["run", "fifty-shades", "-m", "reference:unbiased", "--sample-k", "30",
-                                       "--runs", "2", "--out", str(tmp_path), "--resamples", "50"])
+                                       "--runs", "2", "--out", str(tmp_path), "--resamples", "50",
+                                       "--details"])  # the tables: --details
     assert result.exit_code == 0, result.output
     assert "Table 6 layout" in result.output and "Table 2" in result.output
     doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

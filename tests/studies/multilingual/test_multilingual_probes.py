@@ -295,7 +295,8 @@ def test_bad_parameters_are_refused_with_one_sentence(cls, kwargs):
 def test_cli_run_writes_results_and_records(tmp_path):
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["run", "multilingual-words", "-m", "reference:biased", "--languages",
-                                       "en,zh", "--ages", "25", "--resamples", "50", "--out", str(out)])
+                                       "en,zh", "--ages", "25", "--resamples", "50", "--out", str(out),
+                                       "--details"])  # the tables: --details
     assert result.exit_code == 0, result.output
     assert "Disparate impact by word class" in result.output and "Chinese" in result.output
     doc = json.loads((out / "results.json").read_text())

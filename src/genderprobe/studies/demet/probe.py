@@ -164,7 +164,9 @@ class Demet(Probe):
 
     @classmethod
     def limited_size(cls, limit: int) -> int:
-        return max(2, limit - limit % 2)  # filled scenarios come in pairs (the paper's design)
+        # per_type counts filled scenarios per type and scenario (261 prompts each with the paper's
+        # scenarios): a smoke run takes the smallest design, 2 (they come in pairs), whatever N is.
+        return 2
 
     name = "demet"
     summary = "Who is right in a couple's conflict, across women's, men's and neutral names? (Levy et al. 2024)"
