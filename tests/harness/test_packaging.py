@@ -7,6 +7,7 @@ minute or two, so it runs under CI or with GENDERPROBE_PACKAGING=1, and skips wi
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -29,8 +30,13 @@ pytestmark = pytest.mark.skipif(
 def dist(tmp_path_factory):
     pytest.importorskip("build", reason="the build package is not installed: pip install -e '.[dev]'")
     out = tmp_path_factory.mktemp("dist")
+    # Built from a copy: a build writes src/genderprobe.egg-info, which would then shadow the installed
+    # package's metadata wherever src is on the path (other tests run commands with PYTHONPATH=src).
+    source = tmp_path_factory.mktemp("source") / "genderprobe"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
+                                                                  "__pycache__", ".pytest_cache", "tests", "benchmarks"))
     subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", str(out),
-                    str(ROOT)], check=True, capture_output=True, text=True)
+                    str(source)], check=True, capture_output=True, text=True)
     wheel, = out.glob("*.whl")
     sdist, = out.glob("*.tar.gz")
     return wheel, sdist
