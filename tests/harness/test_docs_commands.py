@@ -306,6 +306,19 @@ def servers():
         yield {"openai": openai.base_url, "anthropic": anthropic.base_url}
 
 
+def python_path() -> str:
+    """This checkout's src first, unless Python imports genderprobe from it already (an editable install,
+    as in CI): there src on the path would put its genderprobe.egg-info, which pip's editable install leaves
+    in src, before the installed metadata, and inspect_ai would no longer see genderprobe as installed
+    (it finds no genderprobe/ tasks then)."""
+    import genderprobe
+
+    given = os.environ.get("PYTHONPATH", "")
+    if Path(genderprobe.__file__).resolve().is_relative_to((ROOT / "src").resolve()):
+        return given
+    return os.pathsep.join(filter(None, [str(ROOT / "src"), given]))
+
+
 @pytest.fixture(scope="module")
 def environment(servers, tmp_path_factory):
     """What every command runs with: this checkout first, keys and URLs of the local servers, no
@@ -315,7 +328,7 @@ def environment(servers, tmp_path_factory):
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": python_path(),
         "GENDERPROBE_CONFIG": str(home / "genderprobe.toml"),
         "OPENAI_API_KEY": KEY,
         "OPENAI_BASE_URL": servers["openai"],
