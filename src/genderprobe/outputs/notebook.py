@@ -20,7 +20,7 @@ from typing import Any
 from genderprobe.analysis import verdict
 from genderprobe.errors import UserError
 from genderprobe.outputs.results import load_results
-from genderprobe.outputs.terminal import _STATUS_SIGN, fmt
+from genderprobe.outputs.terminal import STATUS_SIGN, estimate_text
 
 LIMIT = 2000  # characters of a text repr, whatever the run's size
 CLIP = 240  # characters of one line of it (a validity reason can be a paragraph)
@@ -85,7 +85,7 @@ def suite_html(suite: Any) -> str:
         state, v = _run_state(suite, r)
         cells = ""
         if v is not None:
-            cells = "<br>".join(f"{escape(h['metric'])} {escape(_estimate_text(h))} {mark_html(h['mark'])}"
+            cells = "<br>".join(f"{escape(h['metric'])} {escape(estimate_text(h, h['too_few']))} {mark_html(h['mark'])}"
                                 for h in v["headlines"])
         rows.append(f"<tr><td>{escape(r.probe.name)}</td><td>{escape(r.model)}</td>"
                     f"<td>{escape(state)}</td><td>{cells}</td></tr>")
@@ -123,7 +123,7 @@ def _verdict_lines(v: dict[str, Any], indent: str) -> list[str]:
     lines.append(f"Headline ({v['intervals']}):")
     lines.extend(_headline_lines(v, indent))
     lines.append(f"Validity: {v['validity'].upper()}, {v['validity_text']}.")
-    lines.extend(f"{indent}{_STATUS_SIGN.get(r['status'], '?')} {r['guard']}: {r['message']}" for r in v["reasons"])
+    lines.extend(f"{indent}{STATUS_SIGN.get(r['status'], '?')} {r['guard']}: {r['message']}" for r in v["reasons"])
     if v["answers"]:
         lines.append(_answers_text(v["answers"]))
     return lines
@@ -135,7 +135,7 @@ def _verdict_html(v: dict[str, Any]) -> str:
         parts.append(f"<p><span style=\"{FAIL_BANNER}\">NOT MEANINGFUL: {escape(v['validity_text'])} "
                      f"({escape(', '.join(v['failed']))}).</span></p>")
     interval = "95% CI" if not v["stopped_early"] else "interval"
-    rows = "".join(f"<tr><td>{escape(h['metric'])}</td><td style=\"text-align:right\">{escape(_estimate_text(h))}</td>"
+    rows = "".join(f"<tr><td>{escape(h['metric'])}</td><td style=\"text-align:right\">{escape(estimate_text(h, h['too_few']))}</td>"
                    f"<td>{mark_html(h['mark'])}</td></tr>" for h in v["headlines"])
     parts.append(f"<table><caption style=\"text-align:left\"><b>Headline</b> ({escape(v['intervals'])})</caption>"
                  f"<thead><tr><th>metric</th><th>value [{interval}]</th><th>mark</th></tr></thead>"
@@ -144,7 +144,7 @@ def _verdict_html(v: dict[str, Any]) -> str:
     parts.append(f"<p><b style=\"color:{colour}\">Validity: {escape(v['validity'].upper())}</b>, "
                  f"{escape(v['validity_text'])}.</p>")
     if v["reasons"]:
-        items = "".join(f"<li>{escape(_STATUS_SIGN.get(r['status'], '?'))} <b>{escape(r['guard'])}</b>: "
+        items = "".join(f"<li>{escape(STATUS_SIGN.get(r['status'], '?'))} <b>{escape(r['guard'])}</b>: "
                         f"{escape(r['message'])}</li>" for r in v["reasons"])
         parts.append(f"<ul>{items}</ul>")
     if v["answers"]:
@@ -155,14 +155,8 @@ def _verdict_html(v: dict[str, Any]) -> str:
 def _headline_lines(v: dict[str, Any], indent: str) -> list[str]:
     """One line a headline: metric, value [interval], and the mark's text as the verdict has it."""
     width = max((len(h["metric"]) for h in v["headlines"]), default=0)
-    return [f"{indent}{h['metric']:<{width}}  {_estimate_text(h)}  {h['mark']['text']}".rstrip()
+    return [f"{indent}{h['metric']:<{width}}  {estimate_text(h, h['too_few'])}  {h['mark']['text']}".rstrip()
             for h in v["headlines"]]
-
-
-def _estimate_text(h: dict[str, Any]) -> str:
-    if h.get("too_few") and h.get("value") is not None:
-        return f"{fmt(h['value'])} (too few answers: n = {h.get('n')})"
-    return fmt({k: h.get(k) for k in ("value", "ci_low", "ci_high")})
 
 
 def _answers_text(answers: dict[str, Any]) -> str:

@@ -216,13 +216,13 @@ def print_verdict(doc: dict[str, Any], console: Console) -> None:
     table.add_column("value [95% CI]" if not v["stopped_early"] else "value [interval]", justify="right")
     table.add_column("mark")
     for h in v["headlines"]:
-        table.add_row(h["metric"], _estimate_cell(h, h["too_few"]), mark_cell(h["mark"]))
+        table.add_row(h["metric"], estimate_text(h, h["too_few"]), mark_cell(h["mark"]))
     console.print(table)
     style = {"fail": "bold red", "warn": "bold yellow", "pass": "green"}[v["validity"]]
     console.print(f"Validity: {v['validity'].upper()}, {v['validity_text']}.", style=style, highlight=False,
                   markup=False)
     for reason in v["reasons"]:
-        console.print(f"  {_STATUS_SIGN[reason['status']]} {reason['guard']}: {reason['message']}",
+        console.print(f"  {STATUS_SIGN[reason['status']]} {reason['guard']}: {reason['message']}",
                       style="red" if reason["status"] == "fail" else "yellow", highlight=False, markup=False,
                       soft_wrap=True)
     answers = v["answers"]
@@ -235,7 +235,8 @@ def print_verdict(doc: dict[str, Any], console: Console) -> None:
         console.print(f"{metric}: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
 
 
-def _estimate_cell(est: dict[str, Any], few: bool) -> str:
+def estimate_text(est: dict[str, Any], few: bool) -> str:
+    """A value with its interval, or with "too few answers" and no interval (every surface says it alike)."""
     if few and est.get("value") is not None:
         return f"{fmt(est['value'])} (too few answers: n = {est.get('n')})"
     return fmt({k: est.get(k) for k in ("value", "ci_low", "ci_high")})
@@ -377,7 +378,7 @@ def print_metrics(doc: dict[str, Any], console: Console) -> None:
         if few:
             legend.add(f"too few answers: fewer than {validity.MIN_ANSWERS}, no interval is shown and the value "
                        "is no evidence either way")
-        metrics.add_row(name, _estimate_cell(est, few) if isinstance(est, dict) else fmt(est),
+        metrics.add_row(name, estimate_text(est, few) if isinstance(est, dict) else fmt(est),
                         mark_cell(verdict.mark_of(doc, name)))
     if legend:
         metrics.caption = "; ".join(sorted(legend)) + "."
@@ -385,7 +386,7 @@ def print_metrics(doc: dict[str, Any], console: Console) -> None:
     console.print(metrics)
 
 
-_STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
+STATUS_SIGN = {"fail": "✗", "warn": "!", "pass": "✓"}
 
 
 def _flagged_cells(doc: dict[str, Any], rows: list[list[Any]],
