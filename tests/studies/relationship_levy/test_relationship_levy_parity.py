@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import tomllib
+from importlib import resources
 from types import SimpleNamespace
 
 import genderbench_parity as parity
@@ -18,7 +20,6 @@ import numpy as np
 import pytest
 from genderbench_parity import differences, ours_of, prompt_key
 
-from genderprobe.interfaces.suite import load_preset
 from genderprobe.studies.relationship_levy import metrics as rl_metrics
 from genderprobe.studies.relationship_levy.probe import RelationshipLevy
 
@@ -118,14 +119,15 @@ def test_the_mixes_reach_what_they_are_for(venv):
 
 
 def test_the_preset_runs_genderbenchs_draw_with_genderbenchs_seed():
-    spec, _ = load_preset("genderbench")
-    assert spec.seed == 123
-    assert spec.parameters["relationship-levy"] == {"sample_k": 3000, "draw": "genderbench"}
+    preset = tomllib.loads(resources.files("genderprobe").joinpath("interfaces", "presets", "genderbench.toml")
+                           .read_text())
+    assert preset["suite"]["seed"] == 123
+    assert preset["probes"]["relationship-levy"] == {"sample_k": 3000, "draw": "genderbench"}
     assert MIXES["leans to women, the preset's 3,000 items"][1:3] == ({"sample_k": 3000}, 123)
 
 
 def test_a_planted_change_to_one_metric_fails_the_comparison(venv, monkeypatch):
-    mix = "leans to women, the preset's 3,000 items"
+    mix = "mostly unread, 2 repetitions, 300 items"
     honest = rl_metrics.genderbench_metrics
 
     def planted(n):
