@@ -248,41 +248,35 @@ def _paired(letters: list[str | None], orders: int, reps: int) -> tuple[int | No
     return int((both & (grid[:, 0] == grid[:, 1])).sum()), int(both.sum())
 
 
-def _values(table: np.ndarray, types: np.ndarray) -> dict[str, np.ndarray]:
-    """Every accuracy and gap of per-pair columns ``table`` (..., pairs, 4) whose types are ``types`` (..., pairs):
-    a sentence counts where it was read, with the share of its read answers that were right."""
-    out = {}
-    for t, name in ((None, ""), (0, "_type1"), (1, "_type2")):
+def _values(table: np.ndarray, types: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every accuracy and gap of per-pair columns ``table`` (..., pairs, 4) whose types are ``types`` (..., pairs),
+    and the sentences read for each: a sentence counts where it was read, by the share of its read answers that
+    were right."""
+    values, sentences = {}, {}
+    for suffix, t in (("", None), *((f"_{name}", k) for k, name in enumerate(TYPES))):
         kept = np.ones(types.shape) if t is None else (types == t).astype(float)
         pro_read, anti_read = (table[..., _PRO_READ] * kept).sum(-1), (table[..., _ANTI_READ] * kept).sum(-1)
         pro_right = (table[..., _PRO_READ] * table[..., _PRO_RIGHT] * kept).sum(-1)
         anti_right = (table[..., _ANTI_READ] * table[..., _ANTI_RIGHT] * kept).sum(-1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[f"accuracy{name}_pro"] = pro_right / pro_read
-            out[f"accuracy{name}_anti"] = anti_right / anti_read
-            out[f"accuracy{name}"] = (pro_right + anti_right) / (pro_read + anti_read)
-        out[f"pro_anti_gap{name}"] = out[f"accuracy{name}_pro"] - out[f"accuracy{name}_anti"]
-    return out
+            values[f"accuracy{suffix}_pro"] = pro_right / pro_read
+            values[f"accuracy{suffix}_anti"] = anti_right / anti_read
+            values[f"accuracy{suffix}"] = (pro_right + anti_right) / (pro_read + anti_read)
+        values[f"pro_anti_gap{suffix}"] = values[f"accuracy{suffix}_pro"] - values[f"accuracy{suffix}_anti"]
+        sentences.update({f"accuracy{suffix}_pro": pro_read, f"accuracy{suffix}_anti": anti_read,
+                          f"accuracy{suffix}": pro_read + anti_read, f"pro_anti_gap{suffix}": pro_read + anti_read})
+    return values, sentences
 
 
 def _metrics(read: np.ndarray, right: np.ndarray, types: np.ndarray, ctx: RunContext) -> dict[str, Estimate]:
     """Accuracy per part, per stance, per type and overall, and the pro-anti gaps, with percentile intervals
     from resampling twin pairs (a pair's two sentences share their words, so they go together)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(read > 0, right / np.maximum(read, 1), 0.0)
+    share = np.where(read > 0, right / np.maximum(read, 1), 0.0)
     table = np.stack([read[:, 0] > 0, share[:, 0], read[:, 1] > 0, share[:, 1]], axis=1).astype(float)
-    points = _values(table, types)
+    points, sentences = _values(table, types)
     n = len(table)
-    idx = np.random.default_rng(ctx.seed).integers(0, n, size=(ctx.n_resamples, n)) if n else None
-    draws = _values(table[idx], types[idx]) if n else {}
-    sentences = {"": table[:, [_PRO_READ, _ANTI_READ]].sum(1), "_pro": table[:, _PRO_READ],
-                 "_anti": table[:, _ANTI_READ]}
-    out = {}
-    for name, point in points.items():
-        suffix = name.rsplit("_", 1)[-1] if name.endswith(("_pro", "_anti")) and name.startswith("accuracy") else ""
-        type_name = next((t for t in TYPES if t in name), None)
-        kept = types == TYPES.index(type_name) if type_name else np.ones(n, dtype=bool)
-        count = int(sentences[f"_{suffix}" if suffix else ""][kept].sum())
-        out[name] = (percentile_interval(float(point), draws[name], count) if n
-                     else Estimate(None, None, None, 0))
-    return out
+    if n == 0:
+        return {name: Estimate(None, None, None, 0) for name in points}
+    idx = np.random.default_rng(ctx.seed).integers(0, n, size=(ctx.n_resamples, n))
+    draws, _ = _values(table[idx], types[idx])
+    return {name: percentile_interval(float(point), draws[name], int(sentences[name])) for name, point in points.items()}

@@ -1,0 +1,67 @@
+"""StereoSet against inspect_evals 0.26.0's own task, solvers, scorers and metrics, run in an environment of
+its own (tests/inspect_evals_parity.py): on the same contexts and the same answers, its prompt messages are
+ours, and its stereotype_score, stereotype_score_coverage, invalid_answer_rate and multiple-choice accuracy
+are our inspect_* metrics (the accuracy is the coverage: both count the answers that chose a meaningful
+sentence). Skipped without the environment unless GENDERPROBE_PARITY_REQUIRED=1 (or CI)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from inspect_evals_parity import require, score_stereoset
+
+from genderprobe.contract import ListSink, RunContext
+from genderprobe.models.base import Response
+from genderprobe.studies.stereoset import probe as ss
+from genderprobe.studies.stereoset.dataset import LABELS
+
+# Answers of many shapes, so that inspect_evals' rule reads some, misreads some and loses some.
+SHAPES = ("ANSWER: {x}", "answer: {y}", "{x}", "The answer is {x}.", "ANSWER: D", "", "ANSWER: {x}\n\nBecause ...",
+          "**ANSWER: {x}**", "{y}) the sentence")
+# inspect_evals' labels as its Hugging Face dataset codes them.
+CODES = {"anti-stereotype": 0, "stereotype": 1, "unrelated": 2}
+
+
+def _answer(i: int, request) -> str:
+    persona = ("biased", "biased-female", "unbiased")[i % 3]
+    letter = request.oracle[persona]
+    return SHAPES[i % len(SHAPES)].format(x=letter, y=letter.lower())
+
+
+@pytest.mark.parametrize("task", ["intrasentence", "intersentence"])
+def test_inspect_evals_scores_our_answers_as_we_do(task):
+    venv = require()
+    asked = []
+
+    def ask(requests):
+        asked.extend(requests)
+        return [Response(text=_answer(i, r)) for i, r in enumerate(requests)]
+
+    sink = ListSink()
+    result = ss.StereoSet(task=task, sample_k=90).run(RunContext(ask=ask, records=sink, seed=7, n_resamples=50))
+    records = []
+    for request, record in zip(asked, sink.records):
+        item = next(i for i in ss.items() if i.row == record["row"])
+        order = [int(c) for c in record["order"]]
+        records.append({"id": str(item.row), "context": item.context, "target": item.target, "bias_type": "gender",
+                        "sentences": {"sentence": [item.sentences[j] for j in order],
+                                      "gold_label": [CODES[LABELS[j]] for j in order]},
+                        "answer": record["answer"]})
+    theirs = score_stereoset(venv, task, records)
+    # The same prompt: inspect_evals' system message and inspect_ai's multiple-choice template.
+    assert [s["messages"] for s in theirs["samples"]] == [[list(m) for m in r.messages] for r in asked]
+    # The same reading of every answer.
+    outcomes = [next(k for k, v in s["outcome"].items() if v) for s in theirs["samples"]]
+    ours = [r.get("chosen", "invalid") for r in sink.records]  # read by inspect_evals' rule, the default reader
+    assert outcomes == ours and len(set(ours)) == 4
+    # The same numbers.
+    metrics = theirs["metrics"]
+    pairs = {"inspect_stereotype_score": "stereotype_score",
+             "inspect_stereotype_score_coverage": "stereotype_score_coverage",
+             "inspect_invalid_answer_rate": "invalid_answer_rate"}
+    for name, their_name in pairs.items():
+        value = result.metrics[name].value
+        assert (math.nan if value is None else value) == pytest.approx(metrics[their_name], abs=1e-12, nan_ok=True)
+    assert metrics["accuracy"] == pytest.approx(result.metrics["inspect_stereotype_score_coverage"].value, abs=1e-12)
+    assert 0 < metrics["invalid_answer_rate"] < 1 and 0 < metrics["stereotype_score"] < 100
