@@ -14,6 +14,7 @@ the records through inspect_evals' own ``record_to_sample``, and the model is th
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import sys
 
@@ -24,7 +25,8 @@ def main() -> None:
     from inspect_ai.scorer import SampleScore, Target, accuracy
     from inspect_ai.solver import TaskState
 
-    import inspect_evals.stereoset.stereoset as stereoset
+    # The module, not the task function its package exports under the same name.
+    stereoset = importlib.import_module("inspect_evals.stereoset.stereoset")
 
     request = json.load(sys.stdin)
     records = request["records"]
