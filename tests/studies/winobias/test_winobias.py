@@ -118,3 +118,33 @@ def test_the_cli_refuses_a_bad_size_without_a_traceback(tmp_path):
     assert run.returncode == 0, run.stderr
     saved = json.loads((tmp_path / "y" / "results.json").read_text())
     assert saved["metrics"]["pro_anti_gap"]["value"] == 1.0
+
+
+def _muc(records: list[dict], part: str) -> tuple[float, float]:
+    """The paper's link-based coreference score (MUC) of one part, from the answers as predicted clusters:
+    each sentence's gold cluster is {antecedent, pronoun} (one link); an answer links the pronoun to the occupation
+    it chose (one predicted link, right where it is the antecedent) and an unread answer links nothing."""
+    gold = predicted = right = 0
+    for r in records:
+        if r["part"] == part:
+            gold += 1
+            predicted += r["code"] in ("a", "b")
+            right += bool(r.get("right"))
+    return right / predicted, right / gold  # precision, recall
+
+
+def test_the_accuracy_is_the_papers_link_score_and_its_precision_where_answers_are_lost():
+    def some_lost(request):  # a third unread, the rest right on pro sentences and wrong on anti ones
+        if len(request.prompt) % 3 == 0:
+            return "I would rather not say."
+        return request.oracle["biased"]
+
+    for answer_of, every_read in ((lambda r: r.oracle["biased"], True), (some_lost, False)):
+        result, records = _run_on(answer_of, sample_k=60, orders=1)
+        for part in ("type1_pro", "type1_anti", "type2_pro", "type2_anti"):
+            precision, recall = _muc(records, part)
+            accuracy = result.metrics[f"accuracy_{part}"].value
+            assert accuracy == pytest.approx(precision, abs=1e-12)
+            if every_read:
+                assert precision == recall == accuracy  # F1 too
+        assert result.metrics["pro_anti_gap"].value == 1.0
