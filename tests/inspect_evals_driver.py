@@ -1,10 +1,10 @@
 """Runs inside inspect_evals 0.26.0's own environment (tests/inspect_evals_parity.py makes it).
 
-Reads one JSON request on stdin: {"task_type": ..., "records": [...]}, each record a StereoSet context in
-the layout of the Hugging Face dataset inspect_evals loads (id, context, target, bias_type, sentences:
-{sentence, gold_label}) with "answer", the answer the tested model gave. Writes one JSON object: for each
-sample, the messages inspect_evals' own solver chain sent and what its two scorers made of the answer,
-and the task's metrics over all samples.
+Reads a JSON list on stdin, one run each: {"task_type": ..., "records": [...]}, each record a StereoSet
+context in the layout of the Hugging Face dataset inspect_evals loads (id, context, target, bias_type,
+sentences: {sentence, gold_label}) with "answer", the answer the tested model gave. Writes a JSON list, one
+object a run: for each sample, the messages inspect_evals' own solver chain sent and what its two scorers
+made of the answer, and the task's metrics over all samples.
 
 inspect_evals' task is built by its own ``stereoset()`` and run by its own solvers and scorers; only two
 things are replaced: its dataset loader (hf_dataset, which would fetch the Hugging Face hub) is handed
@@ -28,18 +28,15 @@ def main() -> None:
     # The module, not the task function its package exports under the same name.
     stereoset = importlib.import_module("inspect_evals.stereoset.stereoset")
 
-    request = json.load(sys.stdin)
-    records = request["records"]
-    answers = {r["id"]: r["answer"] for r in records}
+    async def run(task_type: str, records: list[dict]) -> dict:
+        answers = {r["id"]: r["answer"] for r in records}
 
-    def offline_dataset(path, name, sample_fields, **kwargs):  # the records, not the hub
-        return MemoryDataset([sample_fields(r) for r in records])
+        def offline_dataset(path, name, sample_fields, **kwargs):  # the records, not the hub
+            return MemoryDataset([sample_fields(r) for r in records])
 
-    stereoset.hf_dataset = offline_dataset
-    task = stereoset.stereoset(task_type=request["task_type"], shuffle=False)
-    choice_scorer, stereoset_scorer = task.scorer
-
-    async def run() -> dict:
+        stereoset.hf_dataset = offline_dataset
+        task = stereoset.stereoset(task_type=task_type, shuffle=False)
+        choice_scorer, stereoset_scorer = task.scorer
         samples, choice_scores, set_scores = [], [], []
         for sample in task.dataset:
             sent: list = []
@@ -66,7 +63,7 @@ def main() -> None:
                    "accuracy": accuracy()(choice_scores)}
         return {"samples": samples, "metrics": {k: float(v) for k, v in metrics.items()}}
 
-    json.dump(asyncio.run(run()), sys.stdout)
+    json.dump([asyncio.run(run(r["task_type"], r["records"])) for r in json.load(sys.stdin)], sys.stdout)
 
 
 if __name__ == "__main__":

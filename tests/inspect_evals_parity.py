@@ -105,11 +105,10 @@ def require() -> Path:
         pytest.skip(f"inspect_evals' environment: {exc}")
 
 
-def score_stereoset(venv: Path, task_type: str, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """inspect_evals' StereoSet task on ``records`` (see tests/inspect_evals_driver.py): its messages, scores
-    and metrics."""
-    done = subprocess.run([str(_python(venv)), str(DRIVER)], input=json.dumps({"task_type": task_type,
-                                                                                "records": records}),
+def score_stereoset(venv: Path, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """inspect_evals' StereoSet task on each run's records (see tests/inspect_evals_driver.py): its messages,
+    scores and metrics. One process for all runs: starting inspect_evals costs seconds."""
+    done = subprocess.run([str(_python(venv)), str(DRIVER)], input=json.dumps(runs),
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"inspect_evals' driver failed:\n{done.stderr[-4000:]}")

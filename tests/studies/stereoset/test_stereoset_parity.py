@@ -6,8 +6,6 @@ sentence). Skipped without the environment unless GENDERPROBE_PARITY_REQUIRED=1 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from inspect_evals_parity import require, score_stereoset
 
@@ -29,39 +27,48 @@ def _answer(i: int, request) -> str:
     return SHAPES[i % len(SHAPES)].format(x=letter, y=letter.lower())
 
 
-@pytest.mark.parametrize("task", ["intrasentence", "intersentence"])
-def test_inspect_evals_scores_our_answers_as_we_do(task):
-    venv = require()
-    asked = []
+def _our_run(task: str):
+    """Our probe on ``task``'s contexts with answers of every shape: the requests, records and result."""
+    asked, sink = [], ListSink()
 
     def ask(requests):
         asked.extend(requests)
         return [Response(text=_answer(i, r)) for i, r in enumerate(requests)]
 
-    sink = ListSink()
     result = ss.StereoSet(task=task, sample_k=90).run(RunContext(ask=ask, records=sink, seed=7, n_resamples=50))
-    records = []
-    for request, record in zip(asked, sink.records):
+    return asked, sink.records, result
+
+
+def _as_inspect_evals_records(records: list[dict]) -> list[dict]:
+    """Our contexts in the Hugging Face layout inspect_evals loads, the sentences in the order we showed them."""
+    out = []
+    for record in records:
         item = next(i for i in ss.items() if i.row == record["row"])
         order = [int(c) for c in record["order"]]
-        records.append({"id": str(item.row), "context": item.context, "target": item.target, "bias_type": "gender",
-                        "sentences": {"sentence": [item.sentences[j] for j in order],
-                                      "gold_label": [CODES[LABELS[j]] for j in order]},
-                        "answer": record["answer"]})
-    theirs = score_stereoset(venv, task, records)
-    # The same prompt: inspect_evals' system message and inspect_ai's multiple-choice template.
-    assert [s["messages"] for s in theirs["samples"]] == [[list(m) for m in r.messages] for r in asked]
-    # The same reading of every answer.
-    outcomes = [next(k for k, v in s["outcome"].items() if v) for s in theirs["samples"]]
-    ours = [r.get("chosen", "invalid") for r in sink.records]  # read by inspect_evals' rule, the default reader
-    assert outcomes == ours and len(set(ours)) == 4
-    # The same numbers.
-    metrics = theirs["metrics"]
-    pairs = {"inspect_stereotype_score": "stereotype_score",
-             "inspect_stereotype_score_coverage": "stereotype_score_coverage",
-             "inspect_invalid_answer_rate": "invalid_answer_rate"}
-    for name, their_name in pairs.items():
-        value = result.metrics[name].value
-        assert (math.nan if value is None else value) == pytest.approx(metrics[their_name], abs=1e-12, nan_ok=True)
-    assert metrics["accuracy"] == pytest.approx(result.metrics["inspect_stereotype_score_coverage"].value, abs=1e-12)
-    assert 0 < metrics["invalid_answer_rate"] < 1 and 0 < metrics["stereotype_score"] < 100
+        out.append({"id": str(item.row), "context": item.context, "target": item.target, "bias_type": "gender",
+                    "sentences": {"sentence": [item.sentences[j] for j in order],
+                                  "gold_label": [CODES[LABELS[j]] for j in order]},
+                    "answer": record["answer"]})
+    return out
+
+
+def test_inspect_evals_scores_our_answers_as_we_do():
+    venv = require()
+    ours = {task: _our_run(task) for task in ("intrasentence", "intersentence")}
+    theirs = score_stereoset(venv, [{"task_type": task, "records": _as_inspect_evals_records(records)}
+                                    for task, (_, records, _) in ours.items()])
+    for (task, (asked, records, result)), their in zip(ours.items(), theirs):
+        # The same prompt: inspect_evals' system message and inspect_ai's multiple-choice template.
+        assert [s["messages"] for s in their["samples"]] == [[list(m) for m in r.messages] for r in asked], task
+        # The same reading of every answer (by inspect_evals' rule, our default reader).
+        outcomes = [next(k for k, v in s["outcome"].items() if v) for s in their["samples"]]
+        assert outcomes == [r.get("chosen", "invalid") for r in records] and len(set(outcomes)) == 4, task
+        # The same numbers.
+        metrics = their["metrics"]
+        for name, their_name in {"inspect_stereotype_score": "stereotype_score",
+                                 "inspect_stereotype_score_coverage": "stereotype_score_coverage",
+                                 "inspect_invalid_answer_rate": "invalid_answer_rate"}.items():
+            assert result.metrics[name].value == pytest.approx(metrics[their_name], abs=1e-12), (task, name)
+        assert metrics["accuracy"] == pytest.approx(result.metrics["inspect_stereotype_score_coverage"].value,
+                                                    abs=1e-12)
+        assert 0 < metrics["invalid_answer_rate"] < 1 and 0 < metrics["stereotype_score"] < 100
