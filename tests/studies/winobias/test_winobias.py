@@ -116,6 +116,7 @@ def test_the_cli_refuses_a_bad_size_without_a_traceback(tmp_path):
     run = subprocess.run([sys.executable, "-m", "genderprobe", "run", "winobias", "--model", "reference:biased",
                           "--limit", "5", "--out", str(tmp_path / "y")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+    assert "genderprobe paper" not in run.stdout  # no paper table to point to
     saved = json.loads((tmp_path / "y" / "results.json").read_text())
     assert saved["metrics"]["pro_anti_gap"]["value"] == 1.0
 
