@@ -41,9 +41,9 @@ def main() -> None:
         for sample in task.dataset:
             sent: list = []
 
-            async def generate(state, **kwargs):
+            async def generate(state, sent=sent, answer=answers[sample.id], **kwargs):
                 sent.extend([m.role, m.text] for m in state.messages)
-                state.output = ModelOutput.from_content(model="recorded", content=answers[sample.id])
+                state.output = ModelOutput.from_content(model="recorded", content=answer)
                 state.messages.append(state.output.message)
                 return state
 
