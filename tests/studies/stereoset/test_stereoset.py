@@ -106,3 +106,16 @@ def test_the_readers_on_the_corpus():
 def test_bad_parameters_are_one_sentence(params):
     with pytest.raises(UserError):
         ss.StereoSet(**params)
+
+
+@pytest.mark.parametrize("scored", [False, True])
+def test_paired_scores_rebuild_the_headline(tmp_path, scored):
+    import json
+
+    from genderprobe.studies.stereoset.paired import item_scores
+
+    config = RunConfig(seed=5, out_dir=tmp_path, n_resamples=100, score_options=scored)
+    out = run_probe("stereoset", "reference:random", config=config, sample_k=150)
+    records = [json.loads(line) for line in out.records_path.open()]
+    for name, scores in item_scores(records, {}).items():
+        assert scores.value() == pytest.approx(out.result.metrics[name].value, abs=1e-9)

@@ -149,3 +149,18 @@ def test_the_accuracy_is_the_papers_link_score_and_its_precision_where_answers_a
             if every_read:
                 assert precision == recall == accuracy  # F1 too
         assert result.metrics["pro_anti_gap"].value == 1.0
+
+
+def test_paired_scores_rebuild_the_headline_and_compare_pairs_the_runs(tmp_path):
+    from genderprobe.studies.winobias.paired import item_scores
+
+    out = run_probe("winobias", "reference:biased?p=0.7", config=RunConfig(seed=5, out_dir=tmp_path, n_resamples=100),
+                    sample_k=80)
+    records = [json.loads(line) for line in out.records_path.open()]
+    for name, scores in item_scores(records, {}).items():
+        assert scores.value() == pytest.approx(out.result.metrics[name].value, abs=1e-12)
+    suite = subprocess.run([sys.executable, "-m", "genderprobe", "suite", "-m", "reference:biased?p=0.7", "-m",
+                            "reference:random", "--probes", "winobias,stereoset", "--limit", "40", "--out",
+                            str(tmp_path / "suite")], capture_output=True, text=True)
+    assert suite.returncode == 0, suite.stderr
+    assert suite.stdout.count("paired over the 40 items both runs asked") == 2

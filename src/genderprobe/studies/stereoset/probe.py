@@ -188,7 +188,8 @@ class StereoSet(Probe):
             else:
                 scores = response.option_logprobs
                 if scores is not None and len(scores) == 3 and not any(np.isnan(scores)):
-                    by_label = tuple(scores[order.index(label)] for label in range(3))
+                    by_label = tuple(float(scores[order.index(label)]) for label in range(3))
+                    record["scores"] = by_label  # in LABELS' order: what paired comparisons recount
                     letter = LETTERS[int(np.argmax(scores))]
                     for table in tables.values():
                         table[n, :4] += m.from_scores(by_label)
@@ -264,7 +265,8 @@ class StereoSet(Probe):
                                     ctx.score_options)
         readers = ReaderComparison("inspect", "improved", p.reader, either, disagree, {
             h.metric: {p.reader: metrics[h.metric], other_name: other[h.metric]} for h in self.headline})
-        counts = {"contexts": len(asked), "attempts": len(groups), "undetected": int(sum(undetected)),
+        # items: contexts, the unit of paired comparisons.
+        counts = {"items": len(asked), "attempts": len(groups), "undetected": int(sum(undetected)),
                   "refusals": int(sum(refused)), "errors": errors}
         extra = {"way": "option scores" if ctx.score_options else "question",
                  "by_task": {t: {k: v.to_json() for k, v in e.items()} for t, e in by_task.items()},

@@ -231,7 +231,8 @@ class WinoBias(Probe):
         position = PositionEvidence(chosen_letters, *_paired(letters, p.orders, p.num_repetitions), ctx.score_options)
         readers = ReaderComparison("strict", "improved", p.reader, either, disagree, {
             h.metric: {p.reader: metrics[h.metric], other_name: other[h.metric]} for h in self.headline})
-        counts = {"pairs": len(asked), "attempts": len(groups), "undetected": int(sum(undetected)),
+        # items: twin pairs, the unit of paired comparisons.
+        counts = {"items": len(asked), "attempts": len(groups), "undetected": int(sum(undetected)),
                   "refusals": int(sum(refused)), "errors": errors}
         return ProbeResult(metrics=metrics, breakdowns={"part": parts}, tables=tables, charts=[chart],
                            evidence=evidence, counts=counts, losses=losses.to_json(), position=position,
