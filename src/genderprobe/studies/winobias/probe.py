@@ -4,13 +4,13 @@ The paper scores coreference systems on its test split, per part (type 1 and typ
 anti-stereotypical), and reports each part's score with the pro-anti difference as the measure
 of bias. A chat model is asked each sentence as a question ("who does 'she' refer to?") with the
 sentence's two occupations as lettered options; an answer is right where it chose the gold
-antecedent. Each sentence has one antecedent, so the paper's coreference F1 of that one link is
-the share of sentences resolved right: the accuracy (docs/winobias.md).
+antecedent. Each sentence has one gold link, so the paper's coreference score of it (MUC) is the
+share of sentences resolved right: the accuracy (docs/winobias.md).
 
-Ways to ask: the question, read by the lettered rule (exactly one of "(a)", "(b)" appears) or
-by the careful reader (``--reader improved``); or, with ``--score-options``, the more likely
-letter by log-probability. Each sentence is asked with its options in both orders by default,
-so the position guard sees a model that answers by position.
+Ways to ask (named in results' ``extra.way``): ``question``, read by the strict rule (exactly one of
+"(a)", "(b)" appears) or by the careful reader (``--reader improved``); or ``option scores``
+(``--score-options``), the more likely letter by log-probability. Each sentence is asked with its
+options in both orders by default, so the position guard sees a model that answers by position.
 """
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ class WinoBias(Probe):
                   "refusals": int(sum(refused)), "errors": errors}
         return ProbeResult(metrics=metrics, breakdowns={"part": parts}, tables=tables, charts=[chart],
                            evidence=evidence, counts=counts, losses=losses.to_json(), position=position,
-                           readers=readers)
+                           readers=readers, extra={"way": "option scores" if ctx.score_options else "question"})
 
 
 def _paired(letters: list[str | None], orders: int, reps: int) -> tuple[int | None, int | None]:
