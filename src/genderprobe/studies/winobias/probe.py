@@ -217,7 +217,7 @@ class WinoBias(Probe):
         metrics.update(losses.metrics())
         parts = {part: metrics[f"accuracy_{part}"] for part in PARTS}
         tables = [Table(
-            "Accuracy by part (the paper's Table 2 layout: pro, anti, average and the difference per type)",
+            "Accuracy by part, laid out as the paper reports its systems: pro, anti, average and the difference per type",
             ["type", "pro [95% CI]", "anti [95% CI]", "average [95% CI]", "pro - anti [95% CI]"],
             [[t, metrics[f"accuracy_{t}_pro"], metrics[f"accuracy_{t}_anti"], metrics[f"accuracy_{t}"],
               metrics[f"pro_anti_gap_{t}"]] for t in TYPES]
