@@ -119,3 +119,13 @@ def test_paired_scores_rebuild_the_headline(tmp_path, scored):
     records = [json.loads(line) for line in out.records_path.open()]
     for name, scores in item_scores(records, {}).items():
         assert scores.value() == pytest.approx(out.result.metrics[name].value, abs=1e-9)
+
+
+def test_the_classic_preset_runs_both_benchmarks(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "genderprobe", "suite", "--preset", "classic", "--model",
+                           "reference:biased", "--limit", "10", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "reference-biased").iterdir()) == ["stereoset", "winobias"]
