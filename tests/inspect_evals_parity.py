@@ -120,5 +120,5 @@ if __name__ == "__main__":
         sys.exit("usage: python3 tests/inspect_evals_parity.py --install")
     try:
         print(ensure_venv())
-    except Unavailable as exc:
-        sys.exit(str(exc))
+    except (Unavailable, OSError) as exc:
+        sys.exit(f"inspect_evals' environment cannot be made: {exc}")
