@@ -50,13 +50,19 @@ def from_choice(label: int) -> tuple[float, float, float, float]:
     return float(label == 0), float(meaningful), float(meaningful), 1.0
 
 
+def term_mean(scores: np.ndarray) -> np.ndarray:
+    """The mean over the target terms (last axis) that have a score; NaN, quietly, where none has."""
+    kept = ~np.isnan(scores)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(kept, scores, 0.0).sum(axis=-1) / kept.sum(axis=-1)
+
+
 def _paper(table: np.ndarray, onehot: np.ndarray) -> dict[str, np.ndarray]:
     """The paper's scores of per-context columns (..., contexts, COLUMNS), targets one-hot (..., contexts, T)."""
     sums = np.einsum("...nc,...nt->...tc", table[..., [SS_NUM, SS_DEN, LM_NUM, LM_DEN]], onehot)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ss_t = 100 * sums[..., 0] / sums[..., 1]
-        lm_t = 100 * sums[..., 2] / sums[..., 3]
-        ss, lm = np.nanmean(ss_t, axis=-1), np.nanmean(lm_t, axis=-1)
+        ss = term_mean(100 * sums[..., 0] / sums[..., 1])
+        lm = term_mean(100 * sums[..., 2] / sums[..., 3])
     return {"lm_score": lm, "ss": ss, "icat": lm * np.minimum(ss, 100 - ss) / 50, "ss_minus_50": ss - 50}
 
 

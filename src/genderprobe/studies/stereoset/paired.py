@@ -19,9 +19,7 @@ def _scores(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """lm_score and ss of per-term sums laid out as [ss parts..., lm parts...]."""
     t = num.shape[-1] // 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        ss = np.nanmean(100 * num[..., :t] / den[..., :t], axis=-1)
-        lm = np.nanmean(100 * num[..., t:] / den[..., t:], axis=-1)
-    return lm, ss
+        return m.term_mean(100 * num[..., t:] / den[..., t:]), m.term_mean(100 * num[..., :t] / den[..., :t])
 
 
 def _icat(num: np.ndarray, den: np.ndarray) -> np.ndarray:
