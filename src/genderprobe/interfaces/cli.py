@@ -442,7 +442,9 @@ def reading_guide(doc: dict[str, Any], results_path: Path | None) -> str:
         report = f"More: --details, the HTML report (genderprobe report {results_path.parent})"
     else:
         report = "More: --details, or run again with --out DIR for the HTML report (genderprobe report DIR)"
-    return f"{reading}\n{report}, the paper's own tables (genderprobe paper {doc['probe']})."
+    # Only where genderprobe packages the paper's tables (the WinoBias and StereoSet papers publish none here).
+    tables = f", the paper's own tables (genderprobe paper {doc['probe']})" if doc.get("paper") else ""
+    return f"{reading}\n{report}{tables}."
 
 
 def _print_dry_run(doc: dict[str, Any], *, as_json: bool) -> None:
