@@ -34,6 +34,7 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,31 +321,54 @@ class Runner:
                 waiting += busy
                 if not idx:
                     continue
-                shown = 0
-
-                def finished(n: int) -> None:  # the backend has answered n more of this list
-                    nonlocal shown
-                    shown += n
-                    self.advance(n)
-
-                self.model.progress = finished
-                try:
-                    answers = self.model.generate_batch([requests[i] for i in idx])
-                finally:
-                    self.model.progress = None
-                errors = tokens = 0
-                for i, r in zip(idx, answers):
-                    self.receive(r, requests[i])
-                    responses[i] = r
-                    errors += self.tally(r)
-                    tokens += r.prompt_tokens + r.completion_tokens
-                self.keep([(keys[i], responses[i], requests[i]) for i in idx] if keys else [])
-                self.advance(len(idx) - shown, errors=errors, tokens=tokens)
+                self._answer_list(idx, requests, keys, responses)
                 self._check_totals(final=False)
         except StoreFailed:
             raise self.writer.failure_error() from None  # type: ignore[union-attr]
         finally:
             self._release_claims()
+
+    def _answer_list(self, idx: list[int], requests, keys, responses) -> None:
+        """Ask the backend for the requests at ``idx`` as one list, storing each part it finishes."""
+        shown = 0
+        taken: set[int] = set()  # positions in the list whose answers are committed or under way
+        commits: list[Future[None]] = []
+
+        def finished(n: int) -> None:  # the backend has answered n more of this list
+            nonlocal shown
+            shown += n
+            self.advance(n)
+
+        def answered(part: dict[int, Response]) -> None:  # a part of the list, stored while the rest runs
+            if self.writer is not None and self.writer.failure is not None:
+                raise StoreFailed("the store stopped taking answers")  # stop computing what cannot be kept
+            taken.update(part)
+            commits.append(self._take([(idx[n], r) for n, r in part.items()], requests, keys, responses))
+            self._check_totals(final=False)
+
+        self.model.progress, self.model.answered = finished, answered
+        try:
+            answers = self.model.generate_batch([requests[i] for i in idx])
+        finally:
+            self.model.progress = self.model.answered = None
+        rest = [(i, r) for n, (i, r) in enumerate(zip(idx, answers)) if n not in taken]
+        commits.append(self._take(rest, requests, keys, responses, shown=shown))
+        for commit in commits:
+            commit.result()
+
+    def _take(self, answered: list[tuple[int, Response]], requests, keys, responses, *, shown: int = 0) -> Future[None]:
+        """Receive and count answers of a batch-native backend and start committing them; ``shown``
+        of them moved the progress line already. The future is done once they are committed."""
+        errors = tokens = 0
+        for i, r in answered:
+            self.receive(r, requests[i])
+            responses[i] = r
+            errors += self.tally(r)
+            tokens += r.prompt_tokens + r.completion_tokens
+        items = [(keys[i], responses[i], requests[i]) for i, _ in answered] if keys else []
+        commit = self.writer.keep(items) if self.writer is not None and items else _done()
+        self.advance(len(answered) - shown, errors=errors, tokens=tokens)
+        return commit
 
     def _claim_now(self, keys, chunk: list[int], responses) -> tuple[list[int], list[int]]:
         """(indices to ask, indices another process is asking) of ``chunk``; fills those answered meanwhile."""
@@ -697,6 +721,13 @@ class Runner:
         """Move the progress display on by ``n`` finished requests."""
         if self.progress is not None and n:
             self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
+
+
+def _done() -> Future[None]:
+    """A commit with nothing to commit."""
+    future: Future[None] = Future()
+    future.set_result(None)
+    return future
 
 
 def _fatal_sentence(spec: str, exc: ModelError) -> str:

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from genderprobe.engine.batch.ledger import BatchRow, Ledger
 from genderprobe.engine.batch.provider import BatchProvider, BatchRejected, BatchUnavailable, Poll
 from genderprobe.engine.empty_answers import mark_empty
+from genderprobe.engine.store_writer import StoreFailed
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
 
@@ -145,6 +146,10 @@ class BatchJob:
             for chunk in self._chunks([k for k in self.wanted if k not in covered]):
                 rows.append(await self._submit(chunk))
             await self._poll(rows)
+        except StoreFailed as exc:
+            # Answers of a batch not marked done are read again by the next run, free of charge.
+            raise StoreFailed(f"{str(exc).rstrip('.')}; the batches stay open in the ledger, so the next run "
+                              f"reads their answers again without paying for them.") from None
         finally:
             # Also on Ctrl-C (a cancellation here): what was read is kept.
             self._flush()
@@ -315,8 +320,8 @@ class BatchJob:
 
     def _flush(self) -> None:
         """Make the answers read durable, then count them (never the other way round)."""
-        self.runner.keep(self._unkept)
-        self._unkept = []
+        unkept, self._unkept = self._unkept, []  # kept or spilled once, even when keeping fails
+        self.runner.keep(unkept)
         if not self._uncounted:
             return
         errors = tokens = 0

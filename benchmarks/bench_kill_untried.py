@@ -1,0 +1,96 @@
+"""Never paid twice on the paths issue 47 had not attacked: --batch, the Ray executor, local weights.
+
+1. --batch (OpenAI's Files and Batch APIs, a real local server): trials that each
+   kill -9 a run at a random moment (upload, create, polling, reading the
+   results) and run it again to its end; two identical runs started together
+   on one store; a store under a file-size limit (a full disk). Paid: the
+   requests in every batch created plus those sent the normal way.
+2. The Ray executor (2 workers, API clients against a local server with 50 ms
+   latency): trials that SIGKILL one worker after a random number of answers;
+   requests asked twice against the requests in flight on the killed worker.
+3. Local weights (hf:, a tiny random-weight model): trials that kill -9 a run
+   at a random moment and resume it; answers the backend had finished that the
+   store did not hold at the kill, against the answers of the batch in progress.
+
+Every chain of runs must end with the results of an uninterrupted run.
+
+    python benchmarks/bench_kill_untried.py [batch] [ray] [hf]
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from genderprobe.testing.background import quiet_aiohttp_logs
+from genderprobe.testing.kill_trials import (
+    batch_paid,
+    batch_run,
+    same_results,
+)
+from genderprobe.testing.quick_runs import start_run
+
+KEY = "sk-bench-kill-untried"
+ENV = {"OPENAI_API_KEY": KEY}
+
+
+def batch_trials(work: Path, trials: int = 6, sample_k: int = 100) -> None:
+    from genderprobe.testing.batch_servers import OpenAIBatchServer
+
+    rng, rows, log = random.Random(47), [], work / "batch.log"
+    with OpenAIBatchServer(api_key=KEY) as server:
+        run = start_run(batch_run(server, work / "whole-cache", work / "whole", sample_k, work), env=ENV, log=log)
+        run.join()
+        prompts = batch_paid(server)
+    for trial in range(trials):
+        with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:  # a fresh count for each trial
+            args = batch_run(server, work / f"batch{trial}", work / f"batch{trial}-out", sample_k, work)
+            run = start_run(args, env=ENV, log=log)
+            time.sleep(rng.uniform(0.05, 1.2))  # a random moment: upload, create, polling or reading
+            killed = run.is_alive()
+            if killed:
+                os.kill(run.pid, signal.SIGKILL)
+            run.join()
+            run = start_run(args, env=ENV, log=log)
+            run.join()
+            same = same_results(work / f"batch{trial}-out", work / "whole")
+            rows.append((killed, batch_paid(server) - prompts, server.batches_created, same, run.exitcode))
+    print(f"  kill -9: {trials} trials of {prompts} prompts ({sum(r[0] for r in rows)} killed mid-run, the rest had "
+          f"ended): {sum(r[1] for r in rows)} requests re-paid in all, worst {max(r[1] for r in rows)}; batches "
+          f"created per trial {sorted({r[2] for r in rows})}; results identical to an uninterrupted run's in "
+          f"{sum(r[3] for r in rows)} of {trials}; exit codes of the resumed runs {sorted({r[4] for r in rows})}")
+    with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:
+        runs = [start_run(batch_run(server, work / "two", work / f"two{i}", sample_k, work), env=ENV, log=log)
+                for i in range(2)]
+        for run in runs:
+            run.join()
+        print(f"  two identical runs together on one store: {prompts} prompts, {batch_paid(server)} paid, "
+              f"{server.batches_created} batches created, exit codes {[r.exitcode for r in runs]}")
+    with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:
+        run = start_run(batch_run(server, work / "full", work / "full-out", sample_k, work), env=ENV, log=log,
+                        file_size_limit=60_000)
+        run.join()
+        first = run.exitcode
+        said = [line for line in log.read_text().splitlines() if line.startswith("Error")][-1:]
+        run = start_run(batch_run(server, work / "full", work / "full-out2", sample_k, work), env=ENV, log=log)
+        run.join()
+        print(f"  a 60 kB file-size limit under the store: exit {first}, then with room exit {run.exitcode}; "
+              f"{batch_paid(server)} paid for {prompts} prompts; its sentence: {said[0] if said else '(none)'}")
+
+
+def main() -> None:
+    quiet_aiohttp_logs()
+    work = Path(tempfile.mkdtemp(prefix="bench-kill-untried-"))
+    parts = sys.argv[1:] or ["batch", "ray", "hf"]
+    if "batch" in parts:
+        print("1. --batch")
+        batch_trials(work)
+
+
+if __name__ == "__main__":
+    main()
