@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from genderprobe.engine.answer_bound import FLOOR, cut
-from genderprobe.engine.claims import Claims
+from genderprobe.engine.claims import Claimed, Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
 from genderprobe.engine.retries import MAX_RETRY_WAIT, RetryPolicy, is_throttle
@@ -246,7 +246,10 @@ class Runner:
             if missing and self.batch:
                 from genderprobe.engine.batch import answer_by_batch
 
-                answer_by_batch(self, requests, keys, missing, responses)
+                try:
+                    answer_by_batch(self, requests, keys, missing, responses)
+                finally:
+                    self._release_claims()
                 missing = [i for i in missing if responses[i] is None]
             if missing:
                 if self.model.batch_native:
@@ -304,6 +307,11 @@ class Runner:
         """Commit answers (store key, answer, request) before going on."""
         if self.writer is not None and items:
             self.writer.keep(items).result()
+
+    def claim(self, keys: list[bytes]) -> Future[Claimed]:
+        """Claim ``keys`` for this run: a provider batch submits only those no other live run is asking."""
+        assert self.writer is not None  # --batch refuses to run without the store
+        return self.writer.claim(keys, self._since())
 
     # -- batch-native backends (reference, local weights) ----------------
 

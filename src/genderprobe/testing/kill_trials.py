@@ -35,8 +35,8 @@ def batch_paid(server: Any) -> int:
 
 
 def hf_run(model_dir: Path, cache: Path, out: Path, sample_k: int) -> list[str]:
-    """A relationship-levy run on local weights in small batches (16 prompts), four tokens an answer."""
-    spec = f"hf:{model_dir}?threads=1&max_batch_size=16"
+    """A relationship-levy run on local weights in small batches (8 prompts), four tokens an answer."""
+    spec = f"hf:{model_dir}?threads=1&max_batch_size=8"
     return ["run", "relationship-levy", "--model", spec, "--max-tokens", "4", "--sample-k", str(sample_k),
             "--resamples", "20", "--cache-dir", str(cache), "--out", str(out), "--quiet"]
 
@@ -67,7 +67,10 @@ def stored(cache: Path) -> int:
     if not path.exists():
         return 0
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        return sum(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("responses", "errors"))
+        try:
+            return sum(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in ("responses", "errors"))
+        except sqlite3.OperationalError:  # made, its tables not yet
+            return 0
 
 
 def finished_not_stored(log: Path, cache: Path) -> int:

@@ -141,7 +141,7 @@ class Ledger:
             else:
                 why, then = str(exc), "run again once the store is free"
             raise RunFailed(
-                f"Cannot {verb} the batch ledger in {self.store.path} ({why}); {then} (every batch created "
+                f"Cannot {verb} the batch ledger in {self.store.path}: {why}; {then} (every batch created "
                 f"is found again by the next run, never paid for twice)."
             ) from None
 
