@@ -19,6 +19,7 @@ Every chain of runs must end with the results of an uninterrupted run.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -29,11 +30,13 @@ from pathlib import Path
 
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.kill_trials import (
+    COMPARED,
     FINISHED_LOG,
     batch_paid,
     batch_run,
     finished_not_stored,
     hf_run,
+    ray_worker_pids,
     same_results,
     stored,
 )
@@ -87,6 +90,59 @@ def batch_trials(work: Path, trials: int = 6, sample_k: int = 100) -> None:
               f"{batch_paid(server)} paid for {prompts} prompts; its sentence: {said[0] if said else '(none)'}")
 
 
+class KillOneWorker:
+    """A progress sink that SIGKILLs one Ray worker once ``after`` answers have arrived."""
+
+    def __init__(self, server, after: int):
+        self.server, self.after, self.seen = server, after, 0
+        self.killed: int | None = None
+        self.in_flight = 0
+
+    def expect(self, n: int) -> None:
+        pass
+
+    def advance(self, n: int, **counts: int) -> None:
+        self.seen += n
+        if self.killed is None and self.seen >= self.after:
+            self.killed, self.in_flight = ray_worker_pids()[0], self.server.in_flight
+            os.kill(self.killed, signal.SIGKILL)
+
+
+def ray_trials(work: Path, trials: int = 2, sample_k: int = 150, per_worker: int = 6) -> None:
+    import ray
+
+    from genderprobe.interfaces.api import RunConfig, run_probe
+    from genderprobe.models.base import ModelOptions
+    from genderprobe.testing.openai_server import OpenAITestServer
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    rng, rows = random.Random(47), []
+    try:
+        with OpenAITestServer(p_man=0.7, latency=0.05) as server:
+            def run(cache, executor="local", progress=None):
+                config = RunConfig(model="", n_resamples=50, cache_dir=cache, executor=executor, concurrency=per_worker,
+                                   ray_workers=2 if executor == "ray" else None, progress=progress,
+                                   model_options=ModelOptions(base_url=server.base_url, api_key=KEY))
+                return run_probe("relationship-levy", "openai:ray-test", config=config, sample_k=sample_k)
+
+            whole = run(work / "ray-whole").document
+            for trial in range(trials):
+                server.reset_counts()
+                killer = KillOneWorker(server, rng.randint(1, 2 * sample_k - 2 * per_worker))
+                doc = run(work / f"ray{trial}", "ray", killer).document
+                asked = dict(server.requests)
+                same = all(json.dumps(doc[p], sort_keys=True) == json.dumps(whole[p], sort_keys=True)
+                           for p in COMPARED)
+                rows.append((killer.in_flight, sum(asked.values()) - len(asked), len(asked) == 2 * sample_k, same))
+    finally:
+        ray.shutdown()
+    print(f"  a worker SIGKILLed at a random moment: {trials} trials of {2 * sample_k} prompts on 2 workers "
+          f"(concurrency {per_worker} each): asked twice {[r[1] for r in rows]} against the requests in flight at "
+          f"the server (both workers) {[r[0] for r in rows]}; every prompt answered in {sum(r[2] for r in rows)} "
+          f"of {trials}; results identical to a one-process run's in {sum(r[3] for r in rows)} of {trials}")
+
+
 def hf_trials(work: Path, trials: int = 3, sample_k: int = 100) -> None:
     from genderprobe.testing.tiny_models import build_tiny_model
 
@@ -119,6 +175,9 @@ def main() -> None:
     if "batch" in parts:
         print("1. --batch")
         batch_trials(work)
+    if "ray" in parts:
+        print("2. the Ray executor")
+        ray_trials(work)
     if "hf" in parts:
         print("3. local weights (hf:)")
         hf_trials(work)

@@ -77,6 +77,20 @@ def finished_not_stored(log: Path, cache: Path) -> int:
     return finished(log) - stored(cache)
 
 
+def ray_worker_pids() -> list[int]:
+    """Live Ray worker processes holding a genderprobe backend, found as an operator would."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.startswith(b"ray::BackendWorker"):
+                pids.append(int(entry.name))
+    return pids
+
+
 def same_results(out: Path, whole: Path) -> bool:
     """The results of a resumed chain of runs equal those of an uninterrupted run."""
     ours, theirs = (json.loads((folder / "results.json").read_text()) for folder in (out, whole))
