@@ -46,7 +46,7 @@ KEY = "sk-bench-kill-untried"
 ENV = {"OPENAI_API_KEY": KEY}
 
 
-def batch_trials(work: Path, trials: int = 6, sample_k: int = 100) -> None:
+def batch_trials(work: Path, trials: int = 30, sample_k: int = 100) -> None:
     from genderprobe.testing.batch_servers import OpenAIBatchServer
 
     rng, rows, log = random.Random(47), [], work / "batch.log"
@@ -108,7 +108,7 @@ class KillOneWorker:
             os.kill(self.killed, signal.SIGKILL)
 
 
-def ray_trials(work: Path, trials: int = 2, sample_k: int = 150, per_worker: int = 6) -> None:
+def ray_trials(work: Path, trials: int = 10, sample_k: int = 150, per_worker: int = 6) -> None:
     import ray
 
     from genderprobe.interfaces.api import RunConfig, run_probe
@@ -143,7 +143,7 @@ def ray_trials(work: Path, trials: int = 2, sample_k: int = 150, per_worker: int
           f"of {trials}; results identical to a one-process run's in {sum(r[3] for r in rows)} of {trials}")
 
 
-def hf_trials(work: Path, trials: int = 3, sample_k: int = 100) -> None:
+def hf_trials(work: Path, trials: int = 10, sample_k: int = 100) -> None:
     from genderprobe.testing.tiny_models import build_tiny_model
 
     model = build_tiny_model(work / "tiny")
@@ -156,7 +156,8 @@ def hf_trials(work: Path, trials: int = 3, sample_k: int = 100) -> None:
         args, env = hf_run(model, cache, out, sample_k), {FINISHED_LOG: str(parts)}
         run, target = start_run(args, env=env, log=log, setup=setup), rng.randint(1, 2 * sample_k - 1)
         while stored(cache) < target and run.is_alive():
-            time.sleep(0.01)  # a random moment of the run's answering
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.1))  # then a random moment of the batches that follow
         os.kill(run.pid, signal.SIGKILL)
         run.join()
         lost.append(finished_not_stored(parts, cache))

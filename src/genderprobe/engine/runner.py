@@ -42,6 +42,7 @@ from genderprobe.engine.answer_bound import FLOOR, cut
 from genderprobe.engine.claims import Claimed, Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
+from genderprobe.engine.read_only_store import ReadOnlyStore
 from genderprobe.engine.retries import MAX_RETRY_WAIT, RetryPolicy, is_throttle
 from genderprobe.engine.store import Store, request_keys
 from genderprobe.engine.store_writer import StoreFailed, StoreWriter
@@ -207,7 +208,7 @@ class Runner:
         # immediate KeyboardInterrupt.
         self._aio: asyncio.Runner | None = None
         self.writer = (StoreWriter(self.store, model.identity, claims=Claims(), spill_to=spill_to)
-                       if self.store else None)
+                       if self.store and not isinstance(self.store, ReadOnlyStore) else None)
         self._spills_taken = False
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._shown_until = 0.0  # the end of the last retry wait shown
@@ -242,6 +243,8 @@ class Runner:
             self.stats.cached += n_cached
             self.advance(n_cached, cached=n_cached)
         missing, copies = unique_missing(keys, responses)
+        if missing and isinstance(self.store, ReadOnlyStore):
+            raise self.store.refuse(len(missing), len(requests))
         try:
             if missing and self.batch:
                 from genderprobe.engine.batch import answer_by_batch
