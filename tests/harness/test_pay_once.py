@@ -87,7 +87,7 @@ def test_a_read_only_store_serves_what_it_holds_and_refuses_before_any_request(t
     assert cached_code == 0, cached
     assert code == 2 and "Traceback" not in output, output
     error = [line for line in output.splitlines() if line.startswith("Error:")]
-    assert len(error) == 1 and "is read-only to this user" in error[0]
+    assert len(error) == 1 and "cannot be written by this user" in error[0]
     assert "6 of the 16 answers this run needs are not in it" in error[0]
 
 

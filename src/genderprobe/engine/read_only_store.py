@@ -18,9 +18,14 @@ from genderprobe.errors import UserError
 
 
 def read_only_to_us(path: Path) -> bool:
-    """A store file with answers that this process may read but not write (the file, or its folder for -wal/-shm)."""
+    """A store file with answers that this process may read but not write (the file, or its folder for -wal/-shm).
+
+    Not one with a journal or WAL beside it: an immutable look reads the file alone, and would miss
+    (or half see) what a writer left there."""
+    pending = (path.with_name(path.name + end) for end in ("-journal", "-wal"))
     return (path.is_file() and path.stat().st_size > 0 and os.access(path, os.R_OK)
-            and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)))
+            and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+            and not any(p.exists() and p.stat().st_size > 0 for p in pending))
 
 
 class ReadOnlyStore(Store):
@@ -29,8 +34,7 @@ class ReadOnlyStore(Store):
 
     def __init__(self, path: Path):
         self.path, self.timeout, self._made_beside = Path(path), 0.0, []
-        folder_ok = os.access(self.path.parent, os.W_OK)
-        self.why = "no write permission on the file" if folder_ok else "no write permission on its folder"
+        self.why = "the file" if os.access(self.path.parent, os.W_OK) else "its folder"
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?immutable=1"
         self._db = None
         try:
@@ -43,7 +47,7 @@ class ReadOnlyStore(Store):
     def refuse(self, missing: int, needed: int) -> UserError:
         """The run needs answers this store cannot keep: refused before anything is sent."""
         return UserError(
-            f"The response store {self.path} is read-only to this user ({self.why}) and {missing:,} of the "
+            f"The response store {self.path} cannot be written by this user ({self.why} is read-only) and {missing:,} of the "
             f"{needed:,} answers this run needs are not in it; make it writable or use another --cache-dir "
             f"(a run whose answers are all in it reads them from there)."
         )
