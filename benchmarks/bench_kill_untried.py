@@ -78,16 +78,19 @@ def batch_trials(work: Path, trials: int = 30, sample_k: int = 100) -> None:
             run.join()
         print(f"  two identical runs together on one store: {prompts} prompts, {batch_paid(server)} paid, "
               f"{server.batches_created} batches created, exit codes {[r.exitcode for r in runs]}")
-    with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:
-        run = start_run(batch_run(server, work / "full", work / "full-out", sample_k, work), env=ENV, log=log,
-                        file_size_limit=60_000)
-        run.join()
-        first = run.exitcode
-        said = [line for line in log.read_text().splitlines() if line.startswith("Error")][-1:]
-        run = start_run(batch_run(server, work / "full", work / "full-out2", sample_k, work), env=ENV, log=log)
-        run.join()
-        print(f"  a 60 kB file-size limit under the store: exit {first}, then with room exit {run.exitcode}; "
-              f"{batch_paid(server)} paid for {prompts} prompts; its sentence: {said[0] if said else '(none)'}")
+    for limit in (60_000, 160_000):  # the disk fills at the ledger, or at the answers
+        with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:
+            full = work / f"full{limit}"
+            run = start_run(batch_run(server, full, work / "full-out", sample_k, work), env=ENV, log=log,
+                            file_size_limit=limit)
+            run.join()
+            first = run.exitcode
+            said = [line for line in log.read_text().splitlines() if line.startswith("Error")][-1:]
+            run = start_run(batch_run(server, full, work / "full-out2", sample_k, work), env=ENV, log=log)
+            run.join()
+            print(f"  a {limit // 1000} kB file-size limit under the store: exit {first}, then with room exit "
+                  f"{run.exitcode}; {batch_paid(server)} paid for {prompts} prompts; its sentence: "
+                  f"{said[0] if said else '(none)'}")
 
 
 class KillOneWorker:

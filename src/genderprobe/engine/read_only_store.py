@@ -47,7 +47,7 @@ class ReadOnlyStore(Store):
     def refuse(self, missing: int, needed: int) -> UserError:
         """The run needs answers this store cannot keep: refused before anything is sent."""
         return UserError(
-            f"The response store {self.path} cannot be written by this user ({self.why} is read-only) and {missing:,} of the "
-            f"{needed:,} answers this run needs are not in it; make it writable or use another --cache-dir "
-            f"(a run whose answers are all in it reads them from there)."
+            f"The response store {self.path} cannot be written by this user ({self.why} is read-only) and "
+            f"{missing:,} of the {needed:,} answers this run needs are not in it; make it writable or use another "
+            f"--cache-dir (a run whose answers are all in it reads them from there)."
         )
