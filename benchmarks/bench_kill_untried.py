@@ -19,7 +19,6 @@ Every chain of runs must end with the results of an uninterrupted run.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -30,13 +29,13 @@ from pathlib import Path
 
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.kill_trials import (
-    COMPARED,
     FINISHED_LOG,
     batch_paid,
     batch_run,
     finished_not_stored,
     hf_run,
     ray_worker_pids,
+    same_documents,
     same_results,
     stored,
 )
@@ -78,7 +77,7 @@ def batch_trials(work: Path, trials: int = 30, sample_k: int = 100) -> None:
             run.join()
         print(f"  two identical runs together on one store: {prompts} prompts, {batch_paid(server)} paid, "
               f"{server.batches_created} batches created, exit codes {[r.exitcode for r in runs]}")
-    for limit in (60_000, 160_000):  # the disk fills at the ledger, or at the answers
+    for limit in (60_000, 200_000):  # the disk fills at the ledger, or at the answers
         with OpenAIBatchServer(api_key=KEY, polls_until_done=4) as server:
             full = work / f"full{limit}"
             run = start_run(batch_run(server, full, work / "full-out", sample_k, work), env=ENV, log=log,
@@ -135,9 +134,8 @@ def ray_trials(work: Path, trials: int = 10, sample_k: int = 150, per_worker: in
                 killer = KillOneWorker(server, rng.randint(1, 2 * sample_k - 2 * per_worker))
                 doc = run(work / f"ray{trial}", "ray", killer).document
                 asked = dict(server.requests)
-                same = all(json.dumps(doc[p], sort_keys=True) == json.dumps(whole[p], sort_keys=True)
-                           for p in COMPARED)
-                rows.append((killer.in_flight, sum(asked.values()) - len(asked), len(asked) == 2 * sample_k, same))
+                rows.append((killer.in_flight, sum(asked.values()) - len(asked), len(asked) == 2 * sample_k,
+                             same_documents(doc, whole)))
     finally:
         ray.shutdown()
     print(f"  a worker SIGKILLed at a random moment: {trials} trials of {2 * sample_k} prompts on 2 workers "

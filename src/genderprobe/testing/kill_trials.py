@@ -92,7 +92,10 @@ def ray_worker_pids() -> list[int]:
 
 
 def same_results(out: Path, whole: Path) -> bool:
-    """The results of a resumed chain of runs equal those of an uninterrupted run."""
-    ours, theirs = (json.loads((folder / "results.json").read_text()) for folder in (out, whole))
+    """The results of a resumed chain of runs (in ``out``) equal those of an uninterrupted run (in ``whole``)."""
+    return same_documents(*(json.loads((folder / "results.json").read_text()) for folder in (out, whole)))
+
+
+def same_documents(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
     return all(json.dumps(ours[part], sort_keys=True) == json.dumps(theirs[part], sort_keys=True)
                for part in COMPARED)
