@@ -99,6 +99,7 @@ NOT_RUN: dict[str, str] = {
         "python benchmarks/bench_runner.py",
         "python benchmarks/bench_runner.py --only cli",
         "python benchmarks/bench_pay_once.py",
+        "python benchmarks/bench_kill_untried.py",
         "python benchmarks/bench_full_space.py",
         *(f"python benchmarks/coverage.py --runs {runs} --part {part}" for runs, part in (
             (10000, "family"), (1000, "compare"), (1000, "intervals"), (1000, "crossed"), (10000, "abs"),

@@ -65,23 +65,30 @@ def test_a_locked_store_is_found_before_any_request_is_sent(tmp_path):
         holder.close()
 
 
-def test_a_read_only_store_is_found_before_any_request_is_sent(tmp_path):
-    """As a user without write permission on the store file: root writes anything, so as
-    root the run goes on in a child process that has dropped to the user nobody."""
+@pytest.mark.parametrize("folder_mode", [0o755, 0o555])
+def test_a_read_only_store_serves_what_it_holds_and_refuses_before_any_request(tmp_path, folder_mode):
+    """As a user without write permission on the store file (and its folder): root writes anything,
+    so as root the run goes on in a child process that has dropped to the user nobody."""
     folder = Path(tempfile.mkdtemp(prefix="genderprobe-readonly-"))  # pytest's own folder is root's alone
     try:
-        Store(folder / "responses.sqlite3").close()
-        folder.chmod(0o755)
-        (folder / "responses.sqlite3").chmod(0o444)
         with OpenAITestServer() as server:
-            rl(server, tmp_path / "warm")  # imports everything the child needs while it can read it all
+            rl(server, folder)  # 10 answers stored; it also imports everything the child needs
+            folder.chmod(folder_mode)
+            (folder / "responses.sqlite3").chmod(0o444)
+            beside = sorted(folder.iterdir())
             sent = server.total_requests
-            code, output = _as_unprivileged(lambda: rl(server, folder))
+            cached_code, cached = _as_unprivileged(lambda: rl(server, folder))  # every answer is in it
+            code, output = _as_unprivileged(lambda: rl(server, folder, "--sample-k", "8"))  # 6 are not
             assert server.total_requests == sent
+            assert sorted(folder.iterdir()) == beside  # no -wal or -shm left beside it
     finally:
+        folder.chmod(0o755)
         shutil.rmtree(folder)
-    assert code == 2, output
-    assert "for writing" in output and "Traceback" not in output
+    assert cached_code == 0, cached
+    assert code == 2 and "Traceback" not in output, output
+    error = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and "cannot be written by this user" in error[0]
+    assert "6 of the 16 answers this run needs are not in it" in error[0]
 
 
 def _as_unprivileged(invoke):

@@ -16,6 +16,7 @@ pytest.importorskip("transformers")
 from genderprobe.engine.store import Store  # noqa: E402
 from genderprobe.errors import UserError  # noqa: E402
 from genderprobe.interfaces.api import RunConfig, run_probe  # noqa: E402
+from genderprobe.testing.kill_trials import ray_worker_pids as worker_pids  # noqa: E402
 from genderprobe.testing.tiny_models import build_tiny_model  # noqa: E402
 
 WORKERS = 2
@@ -42,20 +43,6 @@ def workers_gone(timeout: float = 20.0, ignore: frozenset[int] = frozenset()) ->
             return False
         time.sleep(0.1)
     return True
-
-
-def worker_pids() -> list[int]:
-    """Live Ray worker processes holding a genderprobe backend, found as an operator would."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if cmdline.startswith(b"ray::BackendWorker"):
-                pids.append(int(entry.name))
-    return pids
 
 
 class KillOneWorker:

@@ -9,6 +9,7 @@ empty answers exits 0 (the bound is more than half, and the help now says so).
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -56,7 +57,8 @@ def test_an_immutable_store_leaves_nothing_beside_it(tmp_path):
         try:
             server.reset_counts()
             result = run(server, cache, tmp_path / "out", "--sample-k", "6")
-            assert result.exit_code == 2 and "for writing" in one_error(result)
+            assert result.exit_code == 2 and "cannot be written by this user (the file is read-only)" in one_error(result)
+            assert run(server, cache, tmp_path / "out").exit_code == 0  # every answer is in it: read from there
             assert sorted(p.name for p in cache.iterdir()) == before  # no -wal, no -shm
             assert server.total_requests == 0
         finally:
@@ -81,3 +83,28 @@ def test_the_exit_code_help_says_where_empty_answers_fail_a_run(tmp_path):
         server.faults.set_rates({"empty": 0.7}, seed=4)
         result = run(server, tmp_path / "cache2", tmp_path / "out", "--sample-k", "20")
         assert result.exit_code == 1 and "answers of openai:edges were empty" in one_error(result)
+
+
+HOT_JOURNAL = """
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size=1")  # pages go to the file before the commit, their old copies to the journal
+db.execute("BEGIN IMMEDIATE")
+db.execute("CREATE TABLE filler (x)")
+db.executemany("INSERT INTO filler VALUES (?)", [("x" * 500,)] * 200)
+os._exit(0)  # as kill -9 mid-write: the journal stays, hot
+"""
+
+
+def test_a_store_whose_first_run_was_killed_mid_write_is_recovered_not_refused(tmp_path):
+    """A kill -9 while a new store was being made left a hot journal; the read-only look every
+    later run takes first could not roll it back and refused the store 'for writing' for good."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    subprocess.run([sys.executable, "-c", HOT_JOURNAL, str(cache / "responses.sqlite3")], check=True)
+    assert (cache / "responses.sqlite3-journal").stat().st_size > 0
+    with OpenAITestServer(api_key=KEY) as server:
+        result = run(server, cache, tmp_path / "out")
+        assert result.exit_code == 0, result.output
+        assert server.total_requests == 10
+    assert not (cache / "responses.sqlite3-journal").exists()

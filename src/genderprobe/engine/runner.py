@@ -34,13 +34,15 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from genderprobe.engine.answer_bound import FLOOR, cut
-from genderprobe.engine.claims import Claims
+from genderprobe.engine.claims import Claimed, Claims
 from genderprobe.engine.empty_answers import mark_empty
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
+from genderprobe.engine.read_only_store import ReadOnlyStore
 from genderprobe.engine.retries import MAX_RETRY_WAIT, RetryPolicy, is_throttle
 from genderprobe.engine.store import Store, request_keys
 from genderprobe.engine.store_writer import StoreFailed, StoreWriter
@@ -206,7 +208,7 @@ class Runner:
         # immediate KeyboardInterrupt.
         self._aio: asyncio.Runner | None = None
         self.writer = (StoreWriter(self.store, model.identity, claims=Claims(), spill_to=spill_to)
-                       if self.store else None)
+                       if self.store and not isinstance(self.store, ReadOnlyStore) else None)
         self._spills_taken = False
         self._resume_at = 0.0  # no request leaves before this (a Retry-After for everyone)
         self._shown_until = 0.0  # the end of the last retry wait shown
@@ -241,11 +243,16 @@ class Runner:
             self.stats.cached += n_cached
             self.advance(n_cached, cached=n_cached)
         missing, copies = unique_missing(keys, responses)
+        if missing and isinstance(self.store, ReadOnlyStore):
+            raise self.store.refuse(len(missing), len(requests))
         try:
             if missing and self.batch:
                 from genderprobe.engine.batch import answer_by_batch
 
-                answer_by_batch(self, requests, keys, missing, responses)
+                try:
+                    answer_by_batch(self, requests, keys, missing, responses)
+                finally:
+                    self._release_claims()
                 missing = [i for i in missing if responses[i] is None]
             if missing:
                 if self.model.batch_native:
@@ -304,6 +311,11 @@ class Runner:
         if self.writer is not None and items:
             self.writer.keep(items).result()
 
+    def claim(self, keys: list[bytes]) -> Future[Claimed]:
+        """Claim ``keys`` for this run: a provider batch submits only those no other live run is asking."""
+        assert self.writer is not None  # --batch refuses to run without the store
+        return self.writer.claim(keys, self._since())
+
     # -- batch-native backends (reference, local weights) ----------------
 
     def _run_batches(self, requests, keys, missing, responses) -> None:
@@ -320,31 +332,54 @@ class Runner:
                 waiting += busy
                 if not idx:
                     continue
-                shown = 0
-
-                def finished(n: int) -> None:  # the backend has answered n more of this list
-                    nonlocal shown
-                    shown += n
-                    self.advance(n)
-
-                self.model.progress = finished
-                try:
-                    answers = self.model.generate_batch([requests[i] for i in idx])
-                finally:
-                    self.model.progress = None
-                errors = tokens = 0
-                for i, r in zip(idx, answers):
-                    self.receive(r, requests[i])
-                    responses[i] = r
-                    errors += self.tally(r)
-                    tokens += r.prompt_tokens + r.completion_tokens
-                self.keep([(keys[i], responses[i], requests[i]) for i in idx] if keys else [])
-                self.advance(len(idx) - shown, errors=errors, tokens=tokens)
+                self._answer_list(idx, requests, keys, responses)
                 self._check_totals(final=False)
         except StoreFailed:
             raise self.writer.failure_error() from None  # type: ignore[union-attr]
         finally:
             self._release_claims()
+
+    def _answer_list(self, idx: list[int], requests, keys, responses) -> None:
+        """Ask the backend for the requests at ``idx`` as one list, storing each part it finishes."""
+        shown = 0
+        taken: set[int] = set()  # positions in the list whose answers are committed or under way
+        commits: list[Future[None]] = []
+
+        def finished(n: int) -> None:  # the backend has answered n more of this list
+            nonlocal shown
+            shown += n
+            self.advance(n)
+
+        def answered(part: dict[int, Response]) -> None:  # a part of the list, stored while the rest runs
+            if self.writer is not None and self.writer.failure is not None:
+                raise StoreFailed("the store stopped taking answers")  # stop computing what cannot be kept
+            taken.update(part)
+            commits.append(self._take([(idx[n], r) for n, r in part.items()], requests, keys, responses))
+            self._check_totals(final=False)
+
+        self.model.progress, self.model.answered = finished, answered
+        try:
+            answers = self.model.generate_batch([requests[i] for i in idx])
+        finally:
+            self.model.progress = self.model.answered = None
+        rest = [(i, r) for n, (i, r) in enumerate(zip(idx, answers)) if n not in taken]
+        commits.append(self._take(rest, requests, keys, responses, shown=shown))
+        for commit in commits:
+            commit.result()
+
+    def _take(self, answered: list[tuple[int, Response]], requests, keys, responses, *, shown: int = 0) -> Future[None]:
+        """Receive and count answers of a batch-native backend and start committing them; ``shown``
+        of them moved the progress line already. The future is done once they are committed."""
+        errors = tokens = 0
+        for i, r in answered:
+            self.receive(r, requests[i])
+            responses[i] = r
+            errors += self.tally(r)
+            tokens += r.prompt_tokens + r.completion_tokens
+        items = [(keys[i], responses[i], requests[i]) for i, _ in answered] if keys else []
+        commit = self.writer.keep(items) if self.writer is not None and items else _done()
+        self.advance(len(answered) - shown, errors=errors, tokens=tokens)
+        return commit
 
     def _claim_now(self, keys, chunk: list[int], responses) -> tuple[list[int], list[int]]:
         """(indices to ask, indices another process is asking) of ``chunk``; fills those answered meanwhile."""
@@ -697,6 +732,13 @@ class Runner:
         """Move the progress display on by ``n`` finished requests."""
         if self.progress is not None and n:
             self.progress.advance(n, cached=cached, errors=errors, tokens=tokens)  # type: ignore[attr-defined]
+
+
+def _done() -> Future[None]:
+    """A commit with nothing to commit."""
+    future: Future[None] = Future()
+    future.set_result(None)
+    return future
 
 
 def _fatal_sentence(spec: str, exc: ModelError) -> str:

@@ -446,12 +446,14 @@ class Rows:
         db.executemany("INSERT INTO errors VALUES (?, ?, ?, ?, ?)", self.errors)
 
 
-def inspect_read_only(path: Path, timeout: float) -> None:
+def inspect_read_only(path: Path, timeout: float, *, recovered: bool = False) -> None:
     """Refuse, in one sentence and without writing a byte to it, a file that is not a sound store.
 
     The file is opened read-only: SQLite's quick_check must pass and the schema
     must be a genderprobe store's (or empty). The ``-wal`` and ``-shm`` files a
-    read-only look may leave beside a refused file are removed again.
+    read-only look may leave beside a refused file are removed again. A store
+    whose writer was killed mid-write (a hot journal, a WAL index to rebuild)
+    gets SQLite's own recovery first, which a read-only look may not run.
     """
     leftovers = [p for p in _store_files(path)[1:] if not p.exists()]
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
@@ -459,7 +461,15 @@ def inspect_read_only(path: Path, timeout: float) -> None:
     try:
         db = sqlite3.connect(uri, uri=True, timeout=timeout)
         try:
-            damage = db.execute("PRAGMA quick_check(1)").fetchone()
+            try:
+                damage = db.execute("PRAGMA quick_check(1)").fetchone()
+            except sqlite3.OperationalError as exc:
+                if recovered or getattr(exc, "sqlite_errorname", "") not in _NEEDS_RECOVERY:
+                    raise
+                db.close()
+                _recover(path, timeout)
+                refused = False
+                return inspect_read_only(path, timeout, recovered=True)
             if damage is None or damage[0] != "ok":
                 said = " ".join(str(damage[0] if damage else "?").replace("*", "").split())
                 raise UserError(
@@ -475,6 +485,19 @@ def inspect_read_only(path: Path, timeout: float) -> None:
             for p in leftovers:
                 if p.exists() and (p.stat().st_size == 0 or p.name.endswith("-shm")):
                     p.unlink(missing_ok=True)
+
+
+# What a read-only connection finds after a writer was killed mid-write, and may not repair itself.
+_NEEDS_RECOVERY = ("SQLITE_READONLY_ROLLBACK", "SQLITE_READONLY_RECOVERY")
+
+
+def _recover(path: Path, timeout: float) -> None:
+    """Let SQLite roll back the hot journal (or rebuild the WAL index) a killed writer left: any read does."""
+    db = sqlite3.connect(path, timeout=timeout)
+    try:
+        db.execute("PRAGMA schema_version").fetchone()
+    finally:
+        db.close()
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:

@@ -158,10 +158,12 @@ class StoreWriter:
             where = self.spill.files[0] if len(self.spill.files) == 1 else ", ".join(map(str, self.spill.files))
             kept = (f"the {n:,} answers received since are kept in {where}, which the next run takes in first "
                     f"(nothing kept is paid for again)")
+            if self.lost:
+                kept += f", but {self.lost:,} answers could not be written anywhere ({self._spill_error})"
+        elif self.lost:
+            kept = f"{self.lost:,} answers received could not be written anywhere ({self._spill_error})"
         else:
             kept = "no answer received was lost"
-        if self.lost:
-            kept += f", but {self.lost:,} answers could not be written anywhere ({self._spill_error})"
         return StoreFailed(f"{why}; {kept}: {then}.")
 
     # -- the thread ----------------------------------------------------------------

@@ -23,6 +23,7 @@ from genderprobe.contract import ListSink, NullSink, ProbeResult, RunContext
 from genderprobe.engine.disk import is_full, out_disk_error
 from genderprobe.engine.dry_run import DryRun
 from genderprobe.engine.executors import open_model
+from genderprobe.engine.read_only_store import ReadOnlyStore, read_only_to_us
 from genderprobe.engine.runner import Runner
 from genderprobe.engine.store import Store
 from genderprobe.errors import UserError
@@ -148,9 +149,15 @@ def _open_store(config: Any, models: Any) -> Store | None:
     """The response store, where a model's answers are worth keeping; checked writable before the first request."""
     if not config.use_cache or not any(m and m.cacheable for m in models):
         return None
-    store = Store(Path(config.cache_dir or default_cache_dir()) / "responses.sqlite3", timeout=config.store_timeout)
-    if not config.dry_run:
-        store.check_writable()  # before the first request: answers paid for must be kept
+    path = Path(config.cache_dir or default_cache_dir()) / "responses.sqlite3"
+    try:
+        store = Store(path, timeout=config.store_timeout)
+        if not config.dry_run:
+            store.check_writable()  # before the first request: answers paid for must be kept
+    except UserError:
+        if not read_only_to_us(path):
+            raise
+        return ReadOnlyStore(path)  # serves a rerun it holds every answer of; refuses one that would send
     return store
 
 

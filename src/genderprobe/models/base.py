@@ -170,6 +170,11 @@ class Model(ABC):
     # (local weights) calls it with how many more of the list's requests it has finished,
     # so the progress line moves while the list is answered.
     progress: Callable[[int], None] | None = None
+    # Set by the runner next to progress: a backend that answers a long list in parts calls
+    # it with each part it finishes ({position in the list: answer}) instead of progress, so
+    # those answers are stored while the rest is computed and a killed run loses only the part
+    # under way. The list generate_batch returns still holds every answer.
+    answered: Callable[[dict[int, Response]], None] | None = None
 
     async def generate(self, request: Request) -> Response:
         """Answer one request. Raise :class:`genderprobe.errors.ModelError` on failure."""

@@ -170,30 +170,24 @@ class HFModel(SyncBatchModel):
                 responses[i] = Response.failure("bad_request", "Option scoring and constrained answers need answer options.")
             elif not self._too_long(encoded[i], max(len(self._options(o)) for o in requests[i].options), i, responses):
                 todo.append(i)
-        scores: dict[int, list[float]] = {}
         widths = [len(encoded[i]) + len(self._option_tree(requests[i].options)[0]) for i in todo]
         batches = self._plan(widths, extra=0, budget=self.score_batch_tokens)
         with steps.step(f"scoring the options of {len(todo):,} prompts on local weights", total=len(batches),
                         unit="batches") as scoring:
             for batch in batches:
                 rows = [todo[b] for b in batch]
-                self._run_or_split(rows, lambda b: self._score_batch(b, requests, encoded, scores))
+                self._run_or_split(rows, lambda b: self._score_batch(b, requests, encoded, responses), responses)
                 scoring.advance()
-        for i, logprobs in scores.items():
-            r = requests[i]
-            if not r.score_options:
-                option = r.options[choose_option(r, logprobs)]
-                responses[i] = Response(
-                    text=option, prompt_tokens=len(encoded[i]), completion_tokens=len(self._options(option))
-                )
-                continue
-            best = int(np.argmax(logprobs))
-            responses[i] = Response(
-                text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(encoded[i])
-            )
 
-    def _score_batch(self, rows, requests, encoded, scores) -> None:
-        """Scores every option of each request in ``rows``.
+    def _scored(self, request: Request, logprobs: list[float], n_prompt: int) -> Response:
+        if not request.score_options:
+            option = request.options[choose_option(request, logprobs)]
+            return Response(text=option, prompt_tokens=n_prompt, completion_tokens=len(self._options(option)))
+        best = int(np.argmax(logprobs))
+        return Response(text=request.options[best], option_logprobs=tuple(logprobs), prompt_tokens=n_prompt)
+
+    def _score_batch(self, rows, requests, encoded, responses) -> None:
+        """Scores every option of each request in ``rows``, and answers it with them.
 
         A first pass over prompt + stem gives the stem's log-likelihood and that of
         each option's first own token; options longer than that feed their other
@@ -201,6 +195,7 @@ class HFModel(SyncBatchModel):
         computed once, not once per option.
         """
         torch = self._torch
+        scores: dict[int, list[float]] = {}
         trees = [self._option_tree(requests[i].options) for i in rows]
         keep = max(len(stem) for stem, _ in trees) + 1
         more = [(row, k) for row, (_, rests) in enumerate(trees) for k, rest in enumerate(rests) if len(rest) > 1]
@@ -213,6 +208,8 @@ class HFModel(SyncBatchModel):
             scores[i] = [base + float(here[-1, rest[0]]) for rest in rests]
         if more:
             self._score_rests(more, trees, rows, out.past_key_values, mask, positions, scores)
+        for i in rows:
+            responses[i] = self._scored(requests[i], scores[i], len(encoded[i]))
 
     def _score_rests(self, more, trees, rows, cache, mask, positions, scores) -> None:
         """The second pass: each (row, option) in ``more`` feeds its rest but the last
@@ -245,7 +242,7 @@ class HFModel(SyncBatchModel):
         todo = [i for i in idx if not self._too_long(encoded[i], limit, i, responses)]
         for batch in self._plan([len(encoded[i]) for i in todo], extra=limit):
             rows = [todo[b] for b in batch]
-            self._run_or_split(rows, lambda b: self._generate_batch(b, requests, encoded, limit, responses))
+            self._run_or_split(rows, lambda b: self._generate_batch(b, requests, encoded, limit, responses), responses)
 
     def _generate_batch(self, rows, requests, encoded, limit, responses) -> None:
         # One batch can take minutes on a CPU, and its answers all end together: its token steps are
@@ -363,7 +360,7 @@ class HFModel(SyncBatchModel):
             batches.append(current)
         return batches
 
-    def _run_or_split(self, batch: list[int], run) -> None:
+    def _run_or_split(self, batch: list[int], run, responses: list[Response | None]) -> None:
         """Run a batch; when the GPU runs out of memory, halve it and try again.
 
         The retry happens after the ``except`` block: inside it, the traceback
@@ -372,7 +369,9 @@ class HFModel(SyncBatchModel):
         """
         try:
             run(batch)
-            if self.progress is not None:
+            if self.answered is not None:  # the runner stores them now, not when the whole list is done
+                self.answered({i: responses[i] for i in batch})  # type: ignore[misc]
+            elif self.progress is not None:
                 self.progress(len(batch))
             return
         except self._torch.OutOfMemoryError:
@@ -385,8 +384,8 @@ class HFModel(SyncBatchModel):
             self._torch.cuda.empty_cache()
         self.max_batch_tokens = max(1, self.max_batch_tokens // 2)
         half = len(batch) // 2
-        self._run_or_split(batch[:half], run)
-        self._run_or_split(batch[half:], run)
+        self._run_or_split(batch[:half], run, responses)
+        self._run_or_split(batch[half:], run, responses)
 
     def _batch_tokens_budget(self, fraction: float) -> int:
         if not self.device.startswith("cuda"):

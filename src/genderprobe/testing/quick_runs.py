@@ -12,6 +12,7 @@ ends a user's run.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import resource
@@ -26,22 +27,25 @@ _CONTEXT: Any = None
 PRELOAD = "genderprobe.testing.quick_runs_preload"
 
 
-def start_run(args: Sequence[str], *, env: Mapping[str, str], log: Path, file_size_limit: int | None = None) -> Any:
+def start_run(args: Sequence[str], *, env: Mapping[str, str], log: Path, file_size_limit: int | None = None,
+              setup: str | None = None) -> Any:
     """Start ``genderprobe ARGS`` in a forked process; its standard output and error go to ``log``.
 
     file_size_limit: the most bytes any file the run writes may hold (RLIMIT_FSIZE): a write
         past it fails with EFBIG, as a write to a full disk fails with ENOSPC.
+    setup: "module:function" called in the run's process before the command (a trial's own counting).
     """
     global _CONTEXT
     if _CONTEXT is None:
         _CONTEXT = multiprocessing.get_context("forkserver")
         _CONTEXT.set_forkserver_preload([PRELOAD])
-    process = _CONTEXT.Process(target=_main, args=(list(args), dict(env), str(log), file_size_limit), daemon=True)
+    process = _CONTEXT.Process(target=_main, args=(list(args), dict(env), str(log), file_size_limit, setup),
+                               daemon=True)
     process.start()
     return process
 
 
-def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int | None) -> None:
+def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int | None, setup: str | None) -> None:
     os.environ.update(env)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(out, 1)
@@ -49,6 +53,9 @@ def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int |
     if file_size_limit is not None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+    if setup is not None:
+        module, _, function = setup.partition(":")
+        getattr(importlib.import_module(module), function)()
     from genderprobe.interfaces.cli import main
 
     try:

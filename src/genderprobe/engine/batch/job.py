@@ -6,7 +6,9 @@ The order of events is what keeps a request from being paid for twice:
    resumed: polled if their id is known, looked for at the provider (and
    adopted) if a run died before recording it.
 2. Only requests no open batch covers are submitted, in batches within the
-   provider's limits: upload (OpenAI), record the row, create, record the id.
+   provider's limits: claim them (genderprobe.engine.claims; those another
+   live run claimed first are left to the normal path, which waits for that
+   run's answers), upload (OpenAI), record the row, create, record the id.
 3. Every batch is polled until it ends; its answers go to the store the moment
    they are read (flushed every ``FLUSH_EVERY`` answers and at the end of each
    batch), and only then is the batch marked finished.
@@ -19,13 +21,16 @@ the normal way right after.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from genderprobe.engine.batch.ledger import BatchRow, Ledger
 from genderprobe.engine.batch.provider import BatchProvider, BatchRejected, BatchUnavailable, Poll
+from genderprobe.engine.claims import Claimed
 from genderprobe.engine.empty_answers import mark_empty
+from genderprobe.engine.store_writer import StoreFailed
 from genderprobe.errors import RunFailed, UserError
 from genderprobe.models.base import Model, Request, Response
 
@@ -45,6 +50,7 @@ class Runner(Protocol):
     batch_poll_interval: float
 
     def keep(self, items: list[tuple[bytes, Response, Request | None]]) -> None: ...
+    def claim(self, keys: list[bytes]) -> concurrent.futures.Future[Claimed]: ...
     def tally(self, r: Response) -> int: ...
     def receive(self, r: Response, request: Request) -> None: ...
     def advance(self, n: int, *, cached: int = 0, errors: int = 0, tokens: int = 0) -> None: ...
@@ -142,9 +148,16 @@ class BatchJob:
         try:
             rows = await self._resume()
             covered = {k for row in rows for k in row.keys}
-            for chunk in self._chunks([k for k in self.wanted if k not in covered]):
+            fresh = [k for k in self.wanted if k not in covered]
+            if fresh:  # two runs started together on one store would each pay for a batch of the same requests
+                fresh = (await asyncio.wrap_future(self.runner.claim(fresh))).mine
+            for chunk in self._chunks(fresh):
                 rows.append(await self._submit(chunk))
             await self._poll(rows)
+        except StoreFailed as exc:
+            # Answers of a batch not marked done are read again by the next run, free of charge.
+            raise StoreFailed(f"{str(exc).rstrip('.')}; the batches stay open in the ledger, so the next run "
+                              f"reads their answers again without paying for them.") from None
         finally:
             # Also on Ctrl-C (a cancellation here): what was read is kept.
             self._flush()
@@ -315,8 +328,8 @@ class BatchJob:
 
     def _flush(self) -> None:
         """Make the answers read durable, then count them (never the other way round)."""
-        self.runner.keep(self._unkept)
-        self._unkept = []
+        unkept, self._unkept = self._unkept, []  # kept or spilled once, even when keeping fails
+        self.runner.keep(unkept)
         if not self._uncounted:
             return
         errors = tokens = 0

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from genderprobe.engine.store import Store
+from genderprobe.engine.disk import disk_sentence
+from genderprobe.engine.store import Store, is_disk_failure
 from genderprobe.errors import RunFailed
 
 KEY_BYTES = 32  # a store key is a SHA-256 digest
@@ -135,9 +136,13 @@ class Ledger:
         try:
             return action()
         except sqlite3.DatabaseError as exc:
+            if is_disk_failure(exc):  # a full disk, not a busy store: say which and what to do
+                why, then = disk_sentence(self.store.path, exc), "free some space and run again"
+            else:
+                why, then = str(exc), "run again once the store is free"
             raise RunFailed(
-                f"Cannot {verb} the batch ledger in {self.store.path} ({exc}); "
-                f"run again once the store is free."
+                f"Cannot {verb} the batch ledger in {self.store.path}: {why}; {then} (every batch created "
+                f"is found again by the next run, never paid for twice)."
             ) from None
 
 
