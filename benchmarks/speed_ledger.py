@@ -41,13 +41,21 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, float
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024}
 
 
+def child_env(cache: Path) -> dict[str, str]:
+    """This environment for a timed process, with its own store; Python may cache compiled modules, as it
+    does for users (a shell that forbids it would time the compiling of every module on each start)."""
+    env = {**os.environ, "GENDERPROBE_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def figure(name: str, command: list[str], runs: int, *, fresh_cache: bool, warm: bool = False) -> dict:
     """The medians of ``runs`` runs, each in a fresh folder (and a fresh store unless ``fresh_cache`` is
     False, where one run fills the store first)."""
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = {**os.environ, "GENDERPROBE_CACHE_DIR": str(root / "cache")}
+        env = child_env(root / "cache")
         if warm:
             timed([*command, "--out", str(root / "warm")], env, root)
         for i in range(runs):
