@@ -32,12 +32,16 @@ RUN = [*GENDERPROBE, "run", "relationship-levy", "--model", "reference:random"]
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
     """One whole process: wall and CPU seconds, and its peak memory (MiB), from the kernel's own accounting."""
-    start = dt.datetime.now()
-    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = (dt.datetime.now() - start).total_seconds()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.read().decode()[-500:]}")
+    # Its messages go to a file, not a pipe read at the end: the progress lines of a run of minutes fill a
+    # pipe's 64 KiB, and the run then waits for a reader (the full space stopped so for minutes).
+    with tempfile.TemporaryFile() as messages:
+        start = dt.datetime.now()
+        proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=messages)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = (dt.datetime.now() - start).total_seconds()
+        if os.waitstatus_to_exitcode(status) != 0:
+            messages.seek(0)
+            raise SystemExit(f"{' '.join(command)} failed: {messages.read().decode(errors='replace')[-500:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024}
 
 
