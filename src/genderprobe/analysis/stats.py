@@ -690,12 +690,12 @@ def crossed_cluster_ratio(
 
     def clustered(codes: list[np.ndarray]) -> float:
         combined = np.zeros(n, dtype=np.int64)
-        combinations_ = 1
+        possible = 1
         for code in codes:  # one integer per combination of levels
             levels = int(code.max()) + 1
             combined = combined * levels + code
-            combinations_ *= levels
-        totals = cell_totals(combined, z, combinations_)
+            possible *= levels
+        totals = cell_totals(combined, z, possible)
         g = totals.size
         return float(g / (g - 1) * (totals**2).sum()) if g > 1 else 0.0
 
