@@ -101,6 +101,7 @@ def main() -> None:
     if args.only:
         wanted = {k: v for k, v in {**FIGURES, **FULL}.items() if k in args.only}
     when, at = dt.date.today().isoformat(), commit()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'figure':44s} {'wall s':>8s} {'cpu s':>8s} {'MiB':>7s}   best wall (when)        goal")
     slower = []
     for key, measure in wanted.items():
@@ -116,7 +117,9 @@ def main() -> None:
               f"{best.get('wall_s', float('nan')):6.2f} ({best.get('date', '-')}, {best.get('commit', '-')})  "
               f"{goal_text}{'  OVER GOAL: ' + ', '.join(over) if over else ''}")
         if args.record:
-            row = {k: round(now[k], 3) for k in ("wall_s", "cpu_s", "peak_mib")} | {"date": when, "commit": at}
+            # The machine's load beside each row: a wall figure under load says little (CPU seconds less so).
+            row = {k: round(now[k], 3) for k in ("wall_s", "cpu_s", "peak_mib")} | {
+                "date": when, "commit": at, "load_avg": round(os.getloadavg()[0], 1)}
             entry.setdefault("history", []).append(row)
             if not best or now["wall_s"] < best.get("wall_s", float("inf")):
                 entry["best"] = row
