@@ -32,13 +32,25 @@ RUN = [*GENDERPROBE, "run", "relationship-levy", "--model", "reference:random"]
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
     """One whole process: wall and CPU seconds, and its peak memory (MiB), from the kernel's own accounting."""
-    start = dt.datetime.now()
-    proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = (dt.datetime.now() - start).total_seconds()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.read().decode()[-500:]}")
+    # Its messages go to a file, not a pipe read at the end: the progress lines of a run of minutes fill a
+    # pipe's 64 KiB, and the run then waits for a reader (the full space stopped so for minutes).
+    with tempfile.TemporaryFile() as messages:
+        start = dt.datetime.now()
+        proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=messages)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = (dt.datetime.now() - start).total_seconds()
+        if os.waitstatus_to_exitcode(status) != 0:
+            messages.seek(0)
+            raise SystemExit(f"{' '.join(command)} failed: {messages.read().decode(errors='replace')[-500:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024}
+
+
+def child_env(cache: Path) -> dict[str, str]:
+    """This environment for a timed process, with its own store; Python may cache compiled modules, as it
+    does for users (a shell that forbids it would time the compiling of every module on each start)."""
+    env = {**os.environ, "GENDERPROBE_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def figure(name: str, command: list[str], runs: int, *, fresh_cache: bool, warm: bool = False) -> dict:
@@ -47,7 +59,7 @@ def figure(name: str, command: list[str], runs: int, *, fresh_cache: bool, warm:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = {**os.environ, "GENDERPROBE_CACHE_DIR": str(root / "cache")}
+        env = child_env(root / "cache")
         if warm:
             timed([*command, "--out", str(root / "warm")], env, root)
         for i in range(runs):
@@ -89,6 +101,7 @@ def main() -> None:
     if args.only:
         wanted = {k: v for k, v in {**FIGURES, **FULL}.items() if k in args.only}
     when, at = dt.date.today().isoformat(), commit()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'figure':44s} {'wall s':>8s} {'cpu s':>8s} {'MiB':>7s}   best wall (when)        goal")
     slower = []
     for key, measure in wanted.items():
@@ -104,7 +117,9 @@ def main() -> None:
               f"{best.get('wall_s', float('nan')):6.2f} ({best.get('date', '-')}, {best.get('commit', '-')})  "
               f"{goal_text}{'  OVER GOAL: ' + ', '.join(over) if over else ''}")
         if args.record:
-            row = {k: round(now[k], 3) for k in ("wall_s", "cpu_s", "peak_mib")} | {"date": when, "commit": at}
+            # The machine's load beside each row: a wall figure under load says little (CPU seconds less so).
+            row = {k: round(now[k], 3) for k in ("wall_s", "cpu_s", "peak_mib")} | {
+                "date": when, "commit": at, "load_avg": round(os.getloadavg()[0], 1)}
             entry.setdefault("history", []).append(row)
             if not best or now["wall_s"] < best.get("wall_s", float("inf")):
                 entry["best"] = row

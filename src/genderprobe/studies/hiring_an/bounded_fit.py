@@ -21,6 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 BOUNDS = [[-1, 0], [1, 1]]  # GenderBench's, in lsq_linear's form: a in [-1, 1], b in [0, 1]
+# Below this spread of the scores (sum of squared deviations over sum of squares) a resample's slope is
+# left to lsq_linear: not identified, or not exact from sums. Two occupations' scores differ by 8e-4 at
+# least, so only resamples of a few rows, nearly all of one occupation, fall under it.
+MIN_SPREAD = 1e-6
 
 
 def no_spread(count: np.ndarray, s1: np.ndarray, s2: np.ndarray, spread: float) -> np.ndarray:

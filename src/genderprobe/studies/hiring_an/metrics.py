@@ -29,13 +29,9 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe.analysis.genderbench_stats import Bootstrapped, _numpy_twin
-from genderprobe.studies.hiring_an.bounded_fit import BOUNDS, bounded_line, no_spread
+from genderprobe.studies.hiring_an.bounded_fit import BOUNDS, MIN_SPREAD, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import GENDERS, LEVELS
 
-# Below this spread of the scores (sum of squared deviations over sum of squares) a resample's slope is
-# left to lsq_linear: not identified, or not exact from sums. Two occupations' scores differ by 8e-4 at
-# least, so only resamples of a few rows, nearly all of one occupation, fall under it.
-_MIN_SPREAD = 1e-6
 _BLOCK_CELLS = 4_000_000
 # Per cell (race, level, gender), five sums over its read items: count, score, score^2, rate, score * rate.
 _STATS = 5
@@ -193,7 +189,7 @@ class _Resampler:
         slope, _, on_bound = bounded_line(count, s1, s2, r1, sr)
         enough = count >= 3
         out = np.where(enough, slope, np.nan)
-        unidentified = enough & no_spread(count, s1, s2, _MIN_SPREAD)
+        unidentified = enough & no_spread(count, s1, s2, MIN_SPREAD)
         self.on_bounds += int((enough & ~unidentified & on_bound).sum())
         for c in np.flatnonzero(unidentified):
             drawn = draws[c][rows[draws[c]]]  # the resample's rows of this group, in the order drawn
