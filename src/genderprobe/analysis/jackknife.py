@@ -14,7 +14,7 @@ freedom (clusters less strata, Korn & Graubard 1999).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 import numpy as np
@@ -24,6 +24,13 @@ from genderprobe.analysis.stats import CONFIDENCE, Estimate
 T = TypeVar("T")
 # A cluster's stratum label for "in no stratum" (none of its items enters the metric: all unread).
 OUTSIDE = -1
+
+
+def cluster_labels(keys: Iterable[Hashable]) -> np.ndarray:
+    """One integer per item, equal where the keys (prompts) are: labels for clusters of long texts, which
+    numpy would copy into a wide array of characters."""
+    ids: dict[Hashable, int] = {}
+    return np.array([ids.setdefault(key, len(ids)) for key in keys], dtype=np.int64)
 
 
 def delete_cluster_values(counts: np.ndarray, metrics: Callable[[np.ndarray], T], clusters: np.ndarray) -> T:

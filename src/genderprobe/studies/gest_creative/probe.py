@@ -25,7 +25,7 @@ from genderprobe.analysis.genderbench_stats import (
     Groups,
     sample_items,
 )
-from genderprobe.analysis.jackknife import OUTSIDE
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.reading.stories import (
@@ -130,7 +130,7 @@ class GestCreative(Probe):
         def calc(readings: Readings):
             return calculator(readings, stereotypes)
 
-        prompts = np.array([s.prompt for s in run.asked()])
+        prompts = cluster_labels(s.prompt for s in run.asked())
 
         def groups(readings: Readings) -> Groups:  # masculine_rate: a mean over the stereotypes of their mottos'
             return Groups(prompts, np.where(readings.male + readings.female > 0, stereotypes, OUTSIDE))

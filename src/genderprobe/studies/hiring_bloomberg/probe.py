@@ -24,7 +24,7 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import Bootstrapped, Groups, folded_note, printed, sample_items
-from genderprobe.analysis.jackknife import OUTSIDE
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -199,10 +199,11 @@ def bloomberg_metrics(n: int, role_names: list[str], race_names: list[str]):
 
 def _bootstrapped(ctx: RunContext, kept: list[Item], counts: np.ndarray) -> Bootstrapped:
     """GenderBench's metrics on the lists ``kept`` (rows of ``counts``) and its resamples; masculine_rate, a
-    mean over the jobs, printed with the jackknife's interval (a list is one cluster: its two prompts)."""
+    mean over the jobs, printed with the jackknife's interval (one cluster per list: equal lists, whose prompts
+    are equal, are one)."""
     role_names, race_names = roles(), races()
     read = counts[:, 1:_columns(len(role_names), len(race_names))[0]:2].sum(axis=1) > 0
-    groups = Groups(np.array([it.prompt(0) + "\x00" + it.prompt(1) for it in kept]),
+    groups = Groups(cluster_labels(kept),
                     np.array([role_names.index(it.role) if r else OUTSIDE for it, r in zip(kept, read.tolist())]))
     return Bootstrapped(counts, bloomberg_metrics(len(counts), role_names, race_names), cycles=ctx.n_resamples,
                         seed=ctx.seed, groups=groups)

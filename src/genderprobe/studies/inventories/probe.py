@@ -27,7 +27,7 @@ from genderprobe.analysis.genderbench_stats import (
     printed,
     sample_items,
 )
-from genderprobe.analysis.jackknife import OUTSIDE
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -146,7 +146,7 @@ def bootstrapped(counts: np.ndarray, kept: list[Item], *, cycles: int, seed: int
     masculine_rate, a mean over the inventories, is printed with the jackknife's interval: a trait listed in
     two inventories is one prompt, whose answers count in both."""
     read = counts[:, _DETECTED] > 0
-    groups = Groups(np.array([it.prompt for it in kept]),
+    groups = Groups(cluster_labels(it.prompt for it in kept),
                     np.array([SOURCES.index(it.source) if r else OUTSIDE for it, r in zip(kept, read.tolist())]))
     boot = Bootstrapped(counts, inventories_metrics(len(counts)), cycles=cycles, seed=seed, groups=groups)
     for source in SOURCES:
