@@ -12,7 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from genderprobe.analysis.jackknife import OUTSIDE, cluster_strata, delete_cluster_values, jackknife_interval
+from genderprobe.analysis.jackknife import (
+    OUTSIDE,
+    cluster_strata,
+    delete_cluster_values,
+    jackknife_interval,
+)
 
 
 def mean_of_group_means(s: np.ndarray) -> np.ndarray:

@@ -14,7 +14,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from genderprobe.analysis.stats import ABS_CORNERS, FOLDED, JACKKNIFE_T, MAX_ABS_BOX, normal_fit_interval
+from genderprobe.analysis.stats import (
+    ABS_CORNERS,
+    FOLDED,
+    JACKKNIFE_T,
+    MAX_ABS_BOX,
+    normal_fit_interval,
+)
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.reading.emotion import EMOTIONS
 from genderprobe.registry import get_probe

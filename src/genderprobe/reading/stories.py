@@ -17,7 +17,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genderprobe.analysis.genderbench_stats import Bootstrapped, Groups, folded_note, printed
+from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
+    Bootstrapped,
+    Groups,
+    folded_note,
+    printed,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import MARK_LETTERS, Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -279,7 +285,8 @@ def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calcu
     }}
     result = ProbeResult(metrics=metrics, marks=marks_, breakdowns=breakdowns,
                          tables=[*tables, run.losses.table()], charts=charts_, evidence=run.evidence,
-                         counts=counts, extra=extra, losses=run.losses.to_json(), metric_notes=folded_note("disparity"))
+                         counts=counts, extra=extra, losses=run.losses.to_json(),
+                         metric_notes={**folded_note("disparity"), **(JACKKNIFE_NOTE if groups else {})})
     other_boot = bootstrap(ctx, calculator, other, groups)
     readers = run.readers
     result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {

@@ -23,7 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, Groups, folded_note, printed, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
+    Bootstrapped,
+    Groups,
+    folded_note,
+    printed,
+    sample_items,
+)
 from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
@@ -398,4 +405,4 @@ class HiringBloomberg(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           metric_notes=folded_note("disparity"))
+                           metric_notes={**folded_note("disparity"), **JACKKNIFE_NOTE})

@@ -20,6 +20,7 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
     REVERSE_STEREOTYPE_NOTE,
     Bootstrapped,
     Groups,
@@ -332,7 +333,7 @@ class Inventories(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           metric_notes=folded_note("disparity"))
+                           metric_notes={**folded_note("disparity"), **JACKKNIFE_NOTE})
 
 
 def _mean(counts: np.ndarray, source: str, gender: str) -> float | None:
