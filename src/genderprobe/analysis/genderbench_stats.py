@@ -17,15 +17,24 @@ to move it into genderprobe.analysis.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
+from genderprobe.analysis.jackknife import cluster_strata, delete_cluster_values, jackknife_interval
 from genderprobe.analysis.stats import (
+    CONFIDENCE,
+    JACKKNIFE_T,
+    NORMAL_FIT,
     Estimate,
     MarkDefinition,
+    MarkInterval,
+    folded_abs,
     folded_distance,
     normal_fit_interval,
     percentile_interval,
@@ -112,20 +121,51 @@ def genderbench_interval(values: np.ndarray) -> tuple[float, float] | None:
 Metrics = Callable[[np.ndarray], dict[str, np.ndarray]]
 
 
+@dataclass(frozen=True)
+class Groups:
+    """How a metric that is a mean of group means is printed: by the stratified jackknife (analysis.jackknife).
+
+    clusters: one label per item, the same for items whose answers are the same (their prompts are);
+    strata: one integer per item, its group in the mean (jackknife.OUTSIDE where it enters none: unread);
+    metrics: the metrics so printed; bounds: the values they can take.
+    """
+
+    clusters: np.ndarray
+    strata: np.ndarray
+    metrics: tuple[str, ...] = ("masculine_rate",)
+    bounds: tuple[float, float] = (0.0, 1.0)
+
+
 class Bootstrapped:
     """A probe's GenderBench metrics on all items and on each of GenderBench's resamples.
 
     counts: one row per item (in GenderBench's item order) of the counts its metrics add up;
-    metrics: those counts summed per resample (rows) -> metric name -> one value per row.
+    metrics: those counts summed per resample (rows) -> metric name -> one value per row;
+    groups: where some metrics are means of group means, printed with the jackknife's interval.
     """
 
-    def __init__(self, counts: np.ndarray, metrics: Metrics, *, cycles: int, seed: int):
+    # None and nothing left out unless groups are given (also for subclasses with their own __init__).
+    groups: Groups | None = None
+    replicates: Mapping[str, np.ndarray] = MappingProxyType({})
+
+    def __init__(self, counts: np.ndarray, metrics: Metrics, *, cycles: int, seed: int, groups: Groups | None = None):
         counts = np.asarray(counts, dtype=np.float64)
         self.n = counts.shape[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             self.points = {k: float(v[0]) for k, v in metrics(counts.sum(axis=0, keepdims=True)).items()}
             blocks = [metrics(w @ counts) for w in _weights(self.n, cycles, seed)]
         self.draws = {k: np.concatenate([b[k] for b in blocks]) for k in self.points}
+        # Each grouped metric with one whole prompt (cluster) left out, and each cluster's group.
+        if groups is not None and self.n:
+            self.groups = groups
+            left_out = delete_cluster_values(counts, metrics, groups.clusters)
+            self.replicates = {k: left_out[k] for k in groups.metrics}
+            self.cluster_strata = cluster_strata(groups.clusters, groups.strata)
+
+    def jackknifed(self, name: str, n: int, null: float = 0.0) -> Estimate:
+        """A grouped metric's value with its jackknife interval (p_zero: of "differs from ``null``")."""
+        return jackknife_interval(self.points[name], self.replicates[name], self.cluster_strata, n,
+                                  bounds=self.groups.bounds, null=null)
 
     def estimate(self, name: str, n: int) -> Estimate:
         """The metric's value (GenderBench's point), with the percentile interval of its resamples."""
@@ -162,16 +202,36 @@ def folded_note(name: str) -> dict[str, str]:
                   "(GenderBench's, which marks: genderbench_ci in results.json)"}
 
 
+# The note of a metric printed with the jackknife's interval (Groups), beside folded_note's.
+JACKKNIFE_NOTE = {"masculine_rate": "interval: the stratified jackknife's, a prompt left out at a time (GenderBench's, "
+                                    "which marks: genderbench_ci in results.json)"}
+
+
 def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
     """A metric as every surface prints it: GenderBench's value with its percentile interval, but one of
     FOLDED_FROM's, |signed - center|, with the interval of signed - center folded at 0, so that it reaches
-    0 when the model is unbiased; GenderBench's kept as its genderbench_ci
-    (genderprobe.analysis.stats.with_abs_interval). The mark is read as before (:meth:`Bootstrapped.mark`)."""
+    0 when the model is unbiased (genderprobe.analysis.stats.with_abs_interval), and a grouped metric
+    (Bootstrapped's groups) with its jackknife interval, its absolute value with that one folded;
+    GenderBench's interval kept as their genderbench_ci. The mark is read as before (:meth:`Bootstrapped.mark`)."""
     est = boot.estimate(name, n)
+    if name in boot.replicates:
+        jack = boot.jackknifed(name, n)
+        if est.value is None or jack.ci_low is None:
+            return est
+        gb = genderbench_interval(boot.draws[name])
+        return dataclasses.replace(est, ci_low=jack.ci_low, ci_high=jack.ci_high, p_zero=jack.p_zero, p_one=None,
+                                   ci_method=JACKKNIFE_T,
+                                   genderbench_ci=None if gb is None else MarkInterval(*gb, NORMAL_FIT, CONFIDENCE))
     if name not in FOLDED_FROM:
         return est
     signed, center = FOLDED_FROM[name]
-    return folded_distance(est, boot.points[signed], boot.draws[signed], center, genderbench_interval(boot.draws[name]))
+    gb = genderbench_interval(boot.draws[name])
+    if signed in boot.replicates:
+        jack = boot.jackknifed(signed, n, null=center)
+        if jack.ci_low is not None:
+            return folded_abs(est, Estimate(jack.value - center, jack.ci_low - center, jack.ci_high - center, n,
+                                            p_zero=jack.p_zero), gb)
+    return folded_distance(est, boot.points[signed], boot.draws[signed], center, gb)
 
 
 def first_max(*values: np.ndarray) -> np.ndarray:

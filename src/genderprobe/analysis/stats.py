@@ -319,6 +319,7 @@ MARK_MEANINGS = {
 # interval of an absolute value was built (an Estimate's ci_method; see with_abs_interval).
 NORMAL_FIT, PERCENTILE, POINT = "normal_fit", "percentile", "point"
 FOLDED, MAX_ABS_BOX, ABS_CORNERS = "folded", "max_abs_box", "abs_corners"
+JACKKNIFE_T = "jackknife_t"
 _METHOD_TEXT = {
     NORMAL_FIT: "normal fitted to the bootstrap values, as GenderBench 0.5.0 builds its intervals",
     PERCENTILE: "the metric's bootstrap percentile interval",
@@ -327,6 +328,8 @@ _METHOD_TEXT = {
             "the model is unbiased",
     MAX_ABS_BOX: "from the smallest to the largest max |d| over simultaneous 95% intervals of the signed "
                  "differences d (a max-|t| box), which reaches 0 when the model is unbiased",
+    JACKKNIFE_T: "the stratified jackknife's Student t interval, leaving out one prompt at a time (a mean of "
+                 "group means of a few items each, whose bootstrap interval is too narrow)",
     ABS_CORNERS: "two steps, a 99.5% sign box of the signed values and the error's quantiles at its least "
                  "favourable corner, which reaches 0 when the model is unbiased",
 }

@@ -17,7 +17,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed
+from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
+    Bootstrapped,
+    Groups,
+    folded_note,
+    printed,
+)
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import MARK_LETTERS, Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -236,9 +242,11 @@ def run_stories(ctx: RunContext, stories: Sequence[Story], reps: int, reader: st
 Calculator = Callable[[Readings], tuple[np.ndarray, Callable[[np.ndarray], dict[str, np.ndarray]]]]
 
 
-def bootstrap(ctx: RunContext, calculator: Calculator, readings: Readings) -> Bootstrapped:
+def bootstrap(ctx: RunContext, calculator: Calculator, readings: Readings,
+              groups: Callable[[Readings], Groups] | None = None) -> Bootstrapped:
     counts, metrics = calculator(readings)
-    return Bootstrapped(counts, metrics, cycles=ctx.n_resamples, seed=ctx.seed)
+    return Bootstrapped(counts, metrics, cycles=ctx.n_resamples, seed=ctx.seed,
+                        groups=None if groups is None else groups(readings))
 
 
 def undetected_rates(s: np.ndarray, n: int, attempts: int, undetected: int, detected: int) -> dict[str, np.ndarray]:
@@ -251,12 +259,13 @@ def undetected_rates(s: np.ndarray, n: int, attempts: int, undetected: int, dete
 def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calculator,
                  marks: Sequence[MarkDefinition], n_of: Callable[[str, Readings], int],
                  views: Callable[[Bootstrapped, dict[str, Estimate]], tuple[dict, list[Table], list[dict]]],
-                 published: Sequence[str] | None = None) -> ProbeResult:
+                 published: Sequence[str] | None = None,
+                 groups: Callable[[Readings], Groups] | None = None) -> ProbeResult:
     """The result both story probes give: GenderBench's metrics (``published``, or all the calculator's) and
     marks, losses, counts, GenderBench's intervals, the probe's ``views`` (breakdowns, tables, charts) and both
-    readers' headlines."""
+    readers' headlines. ``groups``: a reader's readings -> the Groups of a metric that is a mean of group means."""
     used, other = run.used.kept(run.answered), run.other.kept(run.answered)
-    boot = bootstrap(ctx, calculator, used)
+    boot = bootstrap(ctx, calculator, used, groups)
     names = [k for k in boot.points if published is None or k in published]
     metrics = {name: printed(boot, name, n_of(name, used)) for name in names}
     marks_ = {m.metric: boot.mark(m, metrics[m.metric]) for m in marks}
@@ -276,8 +285,9 @@ def story_result(probe: Probe, ctx: RunContext, run: StoryRun, calculator: Calcu
     }}
     result = ProbeResult(metrics=metrics, marks=marks_, breakdowns=breakdowns,
                          tables=[*tables, run.losses.table()], charts=charts_, evidence=run.evidence,
-                         counts=counts, extra=extra, losses=run.losses.to_json(), metric_notes=folded_note("disparity"))
-    other_boot = bootstrap(ctx, calculator, other)
+                         counts=counts, extra=extra, losses=run.losses.to_json(),
+                         metric_notes={**folded_note("disparity"), **(JACKKNIFE_NOTE if groups else {})})
+    other_boot = bootstrap(ctx, calculator, other, groups)
     readers = run.readers
     result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
         h.metric: {readers.used: metrics[h.metric], readers.other_name: printed(other_boot, h.metric, n_of(h.metric, other))}

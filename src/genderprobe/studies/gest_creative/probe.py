@@ -22,8 +22,10 @@ from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import (
     REVERSE_STEREOTYPE_NOTE,
     Bootstrapped,
+    Groups,
     sample_items,
 )
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.stats import Estimate
 from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, option
 from genderprobe.reading.stories import (
@@ -128,6 +130,11 @@ class GestCreative(Probe):
         def calc(readings: Readings):
             return calculator(readings, stereotypes)
 
+        prompts = cluster_labels(s.prompt for s in run.asked())
+
+        def groups(readings: Readings) -> Groups:  # masculine_rate: a mean over the stereotypes of their mottos'
+            return Groups(prompts, np.where(readings.male + readings.female > 0, stereotypes, OUTSIDE))
+
         def n_of(name: str, readings: Readings) -> int:
             read = readings.male + readings.female > 0
             if name.startswith("masculine_rate_"):
@@ -150,4 +157,4 @@ class GestCreative(Probe):
                                   x_label="masculine rate", x_range=(0, 1))
             return {"stereotype": by_stereotype}, [table], [chart]
 
-        return story_result(self, ctx, run, calc, MARKS, n_of, views)
+        return story_result(self, ctx, run, calc, MARKS, n_of, views, groups=groups)

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from genderprobe import charts
-from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed, sample_items
+from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
+    Bootstrapped,
+    Groups,
+    folded_note,
+    printed,
+    sample_items,
+)
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -196,6 +204,18 @@ def bloomberg_metrics(n: int, role_names: list[str], race_names: list[str]):
     return metrics
 
 
+def _bootstrapped(ctx: RunContext, kept: list[Item], counts: np.ndarray) -> Bootstrapped:
+    """GenderBench's metrics on the lists ``kept`` (rows of ``counts``) and its resamples; masculine_rate, a
+    mean over the jobs, printed with the jackknife's interval (one cluster per list: equal lists, whose prompts
+    are equal, are one)."""
+    role_names, race_names = roles(), races()
+    read = counts[:, 1:_columns(len(role_names), len(race_names))[0]:2].sum(axis=1) > 0
+    groups = Groups(cluster_labels(kept),
+                    np.array([role_names.index(it.role) if r else OUTSIDE for it, r in zip(kept, read.tolist())]))
+    return Bootstrapped(counts, bloomberg_metrics(len(counts), role_names, race_names), cycles=ctx.n_resamples,
+                        seed=ctx.seed, groups=groups)
+
+
 def race_metrics(role_names: list[str], race_names: list[str]):
     """Beyond GenderBench: the masculine rate among one race's lists, its jobs averaged as masculine_rate's are."""
     attempts = _columns(len(role_names), len(race_names))[0]
@@ -318,16 +338,14 @@ class HiringBloomberg(Probe):
         kept = [it for it, ok in zip(asked, answered.tolist()) if ok]
         counts, other = (_item_numbers(asked, t)[answered] for t in tally)
         result = self._result(ctx, kept, counts, evidence, groups, items_of, undetected, refused, errors)
-        result.readers = self._readers(ctx, readers, result, other)
+        result.readers = self._readers(ctx, readers, result, kept, other)
         return result
 
-    def _readers(self, ctx, readers: TwoReaders, result: ProbeResult, other: np.ndarray) -> ReaderComparison:
+    def _readers(self, ctx, readers: TwoReaders, result: ProbeResult, kept: list[Item],
+                 other: np.ndarray) -> ReaderComparison:
         """Both readers' headline metrics on the same answers, by GenderBench's estimator."""
-        role_names, race_names = roles(), races()
-        attempts_col = _columns(len(role_names), len(race_names))[0]
-        boot = Bootstrapped(other, bloomberg_metrics(len(other), role_names, race_names), cycles=ctx.n_resamples,
-                            seed=ctx.seed)
-        n = int(other[:, 1:attempts_col:2].sum())
+        boot = _bootstrapped(ctx, kept, other)
+        n = int(other[:, 1:_columns(len(roles()), len(races()))[0]:2].sum())
         return readers.comparison({h.metric: {readers.used: result.metrics[h.metric],
                                               readers.other_name: printed(boot, h.metric, n)}
                                    for h in self.headline})
@@ -336,8 +354,7 @@ class HiringBloomberg(Probe):
         role_names, race_names = roles(), races()
         attempts_col, undetected_col, detected_col = _columns(len(role_names), len(race_names))
         n = len(counts)
-        boot = Bootstrapped(counts, bloomberg_metrics(n, role_names, race_names), cycles=ctx.n_resamples,
-                            seed=ctx.seed)
+        boot = _bootstrapped(ctx, kept, counts)
         read_in = counts[:, 1:attempts_col:2].sum(axis=0).reshape(len(role_names), len(race_names))
         n_of = {"masculine_rate": int(read_in.sum()), "disparity": int(read_in.sum()),
                 "undetected_rate_items": n, "undetected_rate_attempts": n,
@@ -388,4 +405,4 @@ class HiringBloomberg(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           metric_notes=folded_note("disparity"))
+                           metric_notes={**folded_note("disparity"), **JACKKNIFE_NOTE})

@@ -20,12 +20,15 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import (
+    JACKKNIFE_NOTE,
     REVERSE_STEREOTYPE_NOTE,
     Bootstrapped,
+    Groups,
     folded_note,
     printed,
     sample_items,
 )
+from genderprobe.analysis.jackknife import OUTSIDE, cluster_labels
 from genderprobe.analysis.losses import loss_report
 from genderprobe.analysis.stats import Estimate, MarkDefinition
 from genderprobe.contract import (
@@ -136,12 +139,17 @@ def inventories_metrics(n: int):
 _PRESENT = "_present_"
 
 
-def bootstrapped(counts: np.ndarray, *, cycles: int, seed: int) -> Bootstrapped:
-    """GenderBench's metrics on all items and its resamples. Where a resample holds no read trait of an
-    inventory, GenderBench's calculator has no metric of that inventory at all (its sources are the
-    inventories present), so its interval is read from the other resamples only: those rows are dropped
-    from the inventory's draws here, not kept as NaN (which differs where the remaining values are equal)."""
-    boot = Bootstrapped(counts, inventories_metrics(len(counts)), cycles=cycles, seed=seed)
+def bootstrapped(counts: np.ndarray, kept: list[Item], *, cycles: int, seed: int) -> Bootstrapped:
+    """GenderBench's metrics on all items (``kept``, in order) and its resamples. Where a resample holds no
+    read trait of an inventory, GenderBench's calculator has no metric of that inventory at all (its sources
+    are the inventories present), so its interval is read from the other resamples only: those rows are dropped
+    from the inventory's draws here, not kept as NaN (which differs where the remaining values are equal).
+    masculine_rate, a mean over the inventories, is printed with the jackknife's interval: a trait listed in
+    two inventories is one prompt, whose answers count in both."""
+    read = counts[:, _DETECTED] > 0
+    groups = Groups(cluster_labels(it.prompt for it in kept),
+                    np.array([SOURCES.index(it.source) if r else OUTSIDE for it, r in zip(kept, read.tolist())]))
+    boot = Bootstrapped(counts, inventories_metrics(len(counts)), cycles=cycles, seed=seed, groups=groups)
     for source in SOURCES:
         present = boot.draws.pop(f"{_PRESENT}{source}") > 0
         boot.points.pop(f"{_PRESENT}{source}")
@@ -261,7 +269,7 @@ class Inventories(Probe):
         counts, other = (_item_numbers(asked, t)[answered] for t in tally)
         result = self._result(ctx, kept, counts, tally[0][answered], evidence,
                               (genders, items_of, undetected, refused), errors)
-        other_boot = bootstrapped(other, cycles=ctx.n_resamples, seed=ctx.seed)
+        other_boot = bootstrapped(other, kept, cycles=ctx.n_resamples, seed=ctx.seed)
         other_n = _items_behind(other)
         result.readers = ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, {
             h.metric: {readers.used: result.metrics[h.metric],
@@ -272,7 +280,7 @@ class Inventories(Probe):
                 errors: int) -> ProbeResult:
         genders, items_of, undetected, refused = lost
         n = len(counts)
-        boot = bootstrapped(counts, cycles=ctx.n_resamples, seed=ctx.seed)
+        boot = bootstrapped(counts, kept, cycles=ctx.n_resamples, seed=ctx.seed)
         n_of = _items_behind(counts)
         metrics: dict[str, Estimate] = {name: printed(boot, name, n_of[name]) for name in boot.points}
         marks = {m.metric: boot.mark(m, metrics[m.metric]) for m in MARKS}
@@ -325,7 +333,7 @@ class Inventories(Probe):
         }}
         return ProbeResult(metrics=metrics, marks=marks, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=evidence, counts=result_counts, extra=extra, losses=losses.to_json(),
-                           metric_notes=folded_note("disparity"))
+                           metric_notes={**folded_note("disparity"), **JACKKNIFE_NOTE})
 
 
 def _mean(counts: np.ndarray, source: str, gender: str) -> float | None:
