@@ -155,6 +155,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--probes", nargs="*", default=list(SIZES))
+    parser.add_argument("--sizes", type=int, nargs="*", help="these sizes instead of the README's and the small one")
     parser.add_argument("--check", action="store_true", help="whole runs against the analysis, then stop")
     args = parser.parse_args()
     if args.check:
@@ -164,7 +165,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for probe in args.probes:
         key, readme, small = SIZES[probe]
-        for size in (readme, small):
+        for size in args.sizes or (readme, small):
             start = time.time()
             chunks = [range(s, min(args.runs, s + 100)) for s in range(0, args.runs, 100)]
             with ProcessPoolExecutor(args.jobs) as pool:
