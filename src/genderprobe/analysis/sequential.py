@@ -24,8 +24,9 @@ space, not for the first scenarios. The bound is read, and intersected, only at
 the end of a whole cycle: inside one it holds the mean of the scenarios asked so
 far, not of all 109 (with scenarios of opposite bias in a cycle's two halves,
 bounds read at every item claimed a bias in every run; docs/statistics.md has
-the proof sketch, benchmarks/sequential_heterogeneous.py the simulation). Every answer goes to the store, so a run
-that stopped early loses nothing: a later, larger run asks only for the rest.
+the proof sketch, benchmarks/sequential_heterogeneous.py the simulation). Every
+answer goes to the store, so a run that stopped early loses nothing: a later,
+larger run asks only for the rest.
 The run's results are those of the items asked, with the printed intervals
 (valid at that size only if it had been fixed in advance); the sequence is in
 ``until_decided``, and a run that stopped before its budget carries a warning
