@@ -350,11 +350,13 @@ def _breakdowns_line(doc: dict[str, Any]) -> str | None:
     groups = sum(len(test.get("groups") or {}) for _, test, _ in found)
     differ = [f"{dim} {', '.join(sorted(flagged(test)))}" for dim, test, _ in found if flagged(test)]
     where = f"{len(found)} breakdown{'s' if len(found) > 1 else ''} ({', '.join(dim for dim, _, _ in found)})"
+    note = (found[0][1].get("run_family") or {}).get("note")
+    caveat = f" Note: {note}." if note else ""
     if not differ:
         return (f"Breakdowns: no group of {groups} in {where} differs from the neutral value after the run's "
-                "family correction.")
+                f"family correction.{caveat}")
     return f"Breakdowns: groups that differ after the run's family correction, of {groups} in {where}: " + \
-        "; ".join(differ) + "."
+        "; ".join(differ) + "." + caveat
 
 
 def _paper_line(doc: dict[str, Any]) -> str | None:
