@@ -281,3 +281,8 @@ def test_a_family_made_mostly_of_small_groups_says_it_flags_a_fair_coin_more_oft
     large = levy("reference:random", sample_k=1000)
     assert all("note" not in (t.get("run_family") or {}) for t in large["breakdown_tests"].values())
     assert "Note: " not in _breakdowns_line(large)
+    # DeMET's family is measured not to hold (6.2% of 2,000 simulated runs at per_type 2): every run says so.
+    demet = run_probe("demet", "reference:random", config=RunConfig(use_cache=False, keep_records=False),
+                      per_type=2).document
+    family = next(t["run_family"] for t in demet["breakdown_tests"].values() if t.get("run_family"))
+    assert "this probe's family does not hold its 5%" in family["note"]

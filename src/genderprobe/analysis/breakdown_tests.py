@@ -95,9 +95,11 @@ MARKER = "◆"
 _FAMILY_SEED = 31
 
 
-def breakdown_tests(result: ProbeResult, headlines: Iterable[Headline], n_resamples: int) -> dict[str, dict[str, Any]]:
+def breakdown_tests(result: ProbeResult, headlines: Iterable[Headline], n_resamples: int,
+                    probe_note: str | None = None) -> dict[str, dict[str, Any]]:
     """{dimension: {"metric", "null", "method", "family", "run_family", "note",
-    "groups": {group: {"p", "p_adjusted", "flag", "method"}}}}; the run is one family."""
+    "groups": {group: {"p", "p_adjusted", "flag", "method"}}}}; the run is one family. ``probe_note``: the
+    probe's own word that its family does not hold (Probe.breakdown_family_note)."""
     heads = list(headlines)
     found: list[tuple[dict[str, Any], str, float, np.ndarray | None]] = []  # (group entry, how, t, draws)
     out = {dim: _test(dim, result, heads, found) for dim in result.breakdowns}
@@ -106,8 +108,9 @@ def breakdown_tests(result: ProbeResult, headlines: Iterable[Headline], n_resamp
               "correction": CORRECTION, "alpha": ALPHA}
     small = sum(1 for dim, t in out.items() for g, entry in t["groups"].items()
                 if entry["p"] is not None and (result.breakdowns[dim][g].n or 0) < SMALL_ITEMS)
-    if 2 * small >= len(found) > 0:
-        family["note"] = SMALL_NOTE.format(small=small, groups=len(found), limit=SMALL_ITEMS)
+    notes = [SMALL_NOTE.format(small=small, groups=len(found), limit=SMALL_ITEMS)] if 2 * small >= len(found) > 0 else []
+    if notes or (probe_note and found):
+        family["note"] = "; ".join(notes + ([probe_note] if probe_note and found else []))
     for t in out.values():
         if t["null"] is not None:
             t["run_family"] = family
