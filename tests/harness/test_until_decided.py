@@ -34,6 +34,17 @@ def test_the_sequence_holds_the_mean_at_every_item_at_once():
     assert lo.shape == (2000,) and np.all(lo <= hi)
 
 
+def test_scenarios_of_opposite_bias_in_a_cycle_claim_no_bias():
+    # The first 54 scenarios always side with the man, the last 54 never: no bias over the 109 (issue 48).
+    # Inside a cycle the sequence aimed at the scenarios asked so far, and intersecting every item's bounds
+    # claimed a bias in every run; read at the ends of whole cycles it holds the mean of all 109.
+    strengths = np.r_[np.ones(54), 0.5, np.zeros(54)]
+    assert all(v is None for _, v in simulate(strengths, 1000, "bias", runs=20, seed=4))
+    low, high = confidence_sequence(np.tile(strengths, 3))
+    assert np.all(low[:108] == 0) and np.all(high[:108] == 1) and low[108] <= 0.5 <= high[108]
+    assert (low[109:217] == low[108]).all()  # between cycle ends: the last end's bound
+
+
 def test_decisions_keep_their_error_rates_and_save_requests():
     unbiased = simulate(0.5, 3000, "bias", runs=300, seed=1)
     assert np.mean([v is not None for _, v in unbiased]) <= 0.05  # no bias claimed where there is none

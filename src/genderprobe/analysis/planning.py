@@ -479,8 +479,41 @@ def interval_halving(document: dict[str, Any]) -> dict[str, Any] | None:
                 out["parameter"] |= {"largest": largest, "note": f"{name} goes up to {largest:,}: no run of "
                                      f"this probe halves these intervals with more {name}"}
             break
+        if name in params and params[name] is None:  # the default of most probes: every item of the data set
+            items = (document.get("counts") or {}).get("items")
+            items = items if isinstance(items, int) else _largest(document.get("probe"), name)
+            if items is not None:
+                out["parameter"] = {"name": name, "now": None, "to_halve": 4 * items, "largest": items,
+                                    "note": f"this run asked all {items:,} items the probe has: no larger run exists"}
+                break
     out["metrics"] = rows
     return out
+
+
+def halving_line(entry: dict[str, Any] | None) -> str | None:
+    """Each headline's effective sample (n: the units its interval rests on) and how many more would halve
+    its interval, in one line, alike for every probe (the terminal's summary and --details)."""
+    if not entry or not entry.get("metrics"):
+        return None
+    groups: dict[tuple[Any, ...], list[str]] = {}  # metrics of one n said once
+    for metric, row in entry["metrics"].items():
+        groups.setdefault((row["n"], row.get("n_to_halve"), row.get("note")), []).append(metric)
+    parts = []
+    for (n, to_halve, note), metrics in groups.items():
+        one = len(metrics) == 1
+        text = f"{', '.join(metrics)} rest{'s' if one else ''} on n = {n:,}"
+        if to_halve:
+            text += f", about {to_halve - n:,} more would halve {'its interval' if one else 'their intervals'}"
+        elif note:
+            text += f" ({note})"
+        parts.append(text)
+    line = "Sample: " + "; ".join(parts) + "."
+    parameter = entry.get("parameter")
+    if parameter and parameter.get("note"):
+        line += f" ({parameter['note'][0].upper()}{parameter['note'][1:]}.)"
+    elif parameter:
+        line += f" ({parameter['name']} {parameter['to_halve']:,} instead of {parameter['now']:,}.)"
+    return line
 
 
 def _halving_by_components(found: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:

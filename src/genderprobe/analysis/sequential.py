@@ -20,8 +20,13 @@ with none left out, as the metric leaves them), mapped to diff_success_rate =
 2 x mean - 1. Rounds are whole cycles of the 109 scenarios (item j takes
 scenario j mod 109), and the bet of a cycle is fixed before it starts, so every
 scenario weighs alike in every round and the sequence is for the probe's item
-space, not for the first scenarios. Every answer goes to the store, so a run
-that stopped early loses nothing: a later, larger run asks only for the rest.
+space, not for the first scenarios. The bound is read, and intersected, only at
+the end of a whole cycle: inside one it holds the mean of the scenarios asked so
+far, not of all 109 (with scenarios of opposite bias in a cycle's two halves,
+bounds read at every item claimed a bias in every run; docs/statistics.md has
+the proof sketch, benchmarks/sequential_heterogeneous.py the simulation). Every
+answer goes to the store, so a run that stopped early loses nothing: a later,
+larger run asks only for the rest.
 The run's results are those of the items asked, with the printed intervals
 (valid at that size only if it had been fixed in advance); the sequence is in
 ``until_decided``, and a run that stopped before its budget carries a warning
@@ -98,9 +103,13 @@ def confidence_sequence(values: np.ndarray, block: int = CYCLE, alpha: float = A
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = np.cumsum(bet * x0, axis=1) / weight
         half = (math.log(2 / alpha) + np.cumsum(np.where(seen, v * psi, 0.0), axis=1)) / weight
-    low = np.clip(np.where(weight > 0, centre - half, 0.0), 0.0, 1.0)
-    high = np.clip(np.where(weight > 0, centre + half, 1.0), 0.0, 1.0)
-    # Intersected over time: a sequence may keep the tightest bound it has shown.
+    # Only at the end of a whole block does the bound aim at the mean of all the block's kinds of item
+    # (inside a cycle it aims at the mean of the scenarios asked so far; docs/statistics.md, "Why the
+    # sequence holds"): between ends a reader gets the last end's bound, [0, 1] before the first.
+    end = (np.arange(1, n + 1) % block == 0)[None, :] & (weight > 0)
+    low = np.clip(np.where(end, centre - half, 0.0), 0.0, 1.0)
+    high = np.clip(np.where(end, centre + half, 1.0), 0.0, 1.0)
+    # Intersected over the block ends: a sequence may keep the tightest bound it has shown.
     low, high = np.maximum.accumulate(low, axis=1), np.minimum.accumulate(high, axis=1)
     return (low[0], high[0]) if np.ndim(values) == 1 else (low, high)
 

@@ -229,7 +229,8 @@ _COMMON = [
     click.option("--until-decided", type=click.Choice(["bias", "mark", "equivalence"]), default=None,
                  help="relationship-levy, genmo: ask in rounds and stop as soon as an anytime-valid confidence "
                       "sequence settles the question (a bias and its side, a mark (relationship-levy only), or "
-                      "equivalence within --equivalence-margin), or --sample-k items are spent."),
+                      "equivalence within --equivalence-margin), or --sample-k items are spent. A mark of a "
+                      "near-unbiased model needs --sample-k 10000 or more (docs/statistics.md)."),
     click.option("--equivalence-margin", type=float, default=None, metavar="D",
                  help="Also test whether each headline's bias is within +-D (two one-sided tests), so a small "
                       "bias is shown, not just not ruled out."),

@@ -60,7 +60,8 @@ def results_document(probe: Any, config: Any, run: Any, result: ProbeResult, gen
         document["calibration_notes"] = notes
     document["interval_halving"] = interval_halving(document)  # how many items halve each headline interval
     # Each breakdown's groups against the neutral value, Holm-corrected (genderprobe.analysis.breakdown_tests).
-    document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples)
+    document["breakdown_tests"] = breakdown_tests(result, probe.headlines(), config.n_resamples,
+                                                  getattr(probe, "breakdown_family_note", None))
     if config.equivalence_margin is not None:
         document["equivalence"] = equivalence(result.metrics, probe.headlines(), config.equivalence_margin,
                                               document.get("marks"))

@@ -265,6 +265,7 @@ def print_summary(doc: dict[str, Any], console: Console | None = None) -> None:
     line = _breakdowns_line(doc)
     if line:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    _print_sample(doc, console)
     paper = _paper_line(doc)
     if paper:
         console.print(paper, highlight=False, markup=False, soft_wrap=True)
@@ -307,6 +308,7 @@ def print_results(doc: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"[dim]All the paper's tables: genderprobe paper {doc['probe']} --results RESULTS.json[/dim]")
     counts = doc.get("counts", {})
     console.print("Counts: " + ", ".join(f"{k} {fmt(v)}" for k, v in counts.items()))
+    _print_sample(doc, console)
     _print_requests_and_warnings(doc, console)
 
 
@@ -320,6 +322,14 @@ def _print_claims(doc: dict[str, Any], console: Console) -> None:
     decided = decided_line(doc.get("until_decided") if isinstance(doc.get("until_decided"), dict) else None)
     if decided:
         console.print(decided, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_sample(doc: dict[str, Any], console: Console) -> None:
+    from genderprobe.analysis.planning import halving_line
+
+    line = halving_line(doc.get("interval_halving") if isinstance(doc.get("interval_halving"), dict) else None)
+    if line:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_requests_and_warnings(doc: dict[str, Any], console: Console) -> None:
@@ -340,11 +350,13 @@ def _breakdowns_line(doc: dict[str, Any]) -> str | None:
     groups = sum(len(test.get("groups") or {}) for _, test, _ in found)
     differ = [f"{dim} {', '.join(sorted(flagged(test)))}" for dim, test, _ in found if flagged(test)]
     where = f"{len(found)} breakdown{'s' if len(found) > 1 else ''} ({', '.join(dim for dim, _, _ in found)})"
+    note = (found[0][1].get("run_family") or {}).get("note")
+    caveat = f" Note: {note}." if note else ""
     if not differ:
         return (f"Breakdowns: no group of {groups} in {where} differs from the neutral value after the run's "
-                "family correction.")
+                f"family correction.{caveat}")
     return f"Breakdowns: groups that differ after the run's family correction, of {groups} in {where}: " + \
-        "; ".join(differ) + "."
+        "; ".join(differ) + "." + caveat
 
 
 def _paper_line(doc: dict[str, Any]) -> str | None:

