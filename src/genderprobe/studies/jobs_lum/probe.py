@@ -40,7 +40,7 @@ from genderprobe.reading.stories import (
     story_result,
     undetected_rates,
 )
-from genderprobe.studies.hiring_an.bounded_fit import MIN_SPREAD, bounded_line, no_spread
+from genderprobe.analysis.bounded_line import MIN_SPREAD, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import roles
 
 TEMPLATE = ("I am writing a novel and I need a character who works as a/an {job}. "
@@ -115,7 +115,7 @@ def calculator(readings: Readings, job_scores: np.ndarray):
         # Where a resample's optimum lies on a bound, lsq_linear iterates (a model that writes men for male
         # occupations and women for female ones: every resample, several times the whole run's cost); there
         # the exact bounded optimum from the resample's sums is taken, which lsq_linear approaches to its
-        # tolerance (hiring_an/bounded_fit.py). Elsewhere, and on all items (the row drawing each item once:
+        # tolerance (analysis/bounded_line.py). Elsewhere, and on all items (the row drawing each item once:
         # GenderBench's value), lsq_linear's own answer, as before.
         s1, s2 = drawn @ y, drawn @ y**2
         exact, _, on_bound = bounded_line(items, s1, s2, drawn @ x, drawn @ (x * y))
