@@ -95,6 +95,17 @@ _DOUBT = re.compile(r"(?<![\w'])(?:not|n't|never|if|whether|unless|may|might|cou
 # After a letter: words that make it the subject of a clause, not a choice stated.
 _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|could|might|may"
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
+# Words that talk about the answer's format, not its choice: "the response must contain a letter in the correct
+# alphabetical position, which is A" (SmolLM2's). A letter in such a sentence chooses nothing.
+FORMAT_TALK = re.compile(
+    r"(?<![\w'])(?:letters?|alphabet\w*|format\w*|parenthes[ie]s|brackets?|capital|lower[- ]?case|upper[- ]?case"
+    r"|(?:respon(?:d|se)|answer|reply)[ \t]+(?:with|must|should|needs?|has[ \t]+to|contains?))(?![\w'])",
+    re.IGNORECASE)
+# Words right after a letter that call its option wrong: "(c) Incorrect answer: ...", "b) Wrong.", "(a) - not correct".
+CALLED_WRONG = re.compile(
+    r"[ \t:\-–—.,]*(?:(?:is|was|would[ \t]+be)[ \t]+)?(?:an?[ \t]+)?(?:incorrect|wrong|false|invalid|untrue|mistaken"
+    r"|not[ \t]+(?:the[ \t]+)?(?:correct|right|true|valid|answer|case)|eliminated|excluded|ruled[ \t]+out)(?![\w'])",
+    re.IGNORECASE)
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
@@ -218,7 +229,16 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
 
         def statement(letter: str, start: int, end: int) -> bool:
             """A strong statement of a letter at plain[start:end]; False where the answer cannot be read. A letter
-            spoken of ("(a) is what a stereotype would say", "(a) or (b)") is left to the weak ones."""
+            spoken of ("(a) is what a stereotype would say", "(a) or (b)") is left to the weak ones; one called
+            wrong ("(c) Incorrect answer: ...") is rejected, and one in a sentence about the answer's format
+            chooses nothing."""
+            if CALLED_WRONG.match(plain, end):
+                weak_cued.add(letter.lower())
+                covered.append((start, end))
+                return True
+            left, right = _sentence(plain, start, end)
+            if FORMAT_TALK.search(opts.blank(plain[left:right])):
+                return False
             if not mark(letter, start, end):
                 return False
             if opts.opening(plain, end) is not None or not _SPOKEN_OF.match(plain, end):
@@ -259,7 +279,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             if not mark(letter, m.start(), m.end()):
                 return None
             left, right = _sentence(plain, m.start(), m.end())
-            if _CUES.search(opts.blank(plain[left:right])):
+            if _CUES.search(blanked := opts.blank(plain[left:right])) or FORMAT_TALK.search(blanked):
                 weak_cued.add(letter)  # doubted, rejected or weighed: says nothing of the choice
             else:
                 weak.add(letter)
