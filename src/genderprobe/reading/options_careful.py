@@ -46,6 +46,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 
+from genderprobe.reading.doubtful import CALLED_WRONG, FORMAT_TALK, rests_on_contradicted_letter
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 
@@ -95,17 +96,6 @@ _DOUBT = re.compile(r"(?<![\w'])(?:not|n't|never|if|whether|unless|may|might|cou
 # After a letter: words that make it the subject of a clause, not a choice stated.
 _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|could|might|may"
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
-# Words that talk about the answer's format, not its choice: "the response must contain a letter in the correct
-# alphabetical position, which is A" (SmolLM2's). A letter in such a sentence chooses nothing.
-FORMAT_TALK = re.compile(
-    r"(?<![\w'])(?:letters?|alphabet\w*|format\w*|parenthes[ie]s|brackets?|capital|lower[- ]?case|upper[- ]?case"
-    r"|(?:respon(?:d|se)|answer|reply)[ \t]+(?:with|must|should|needs?|has[ \t]+to|contains?))(?![\w'])",
-    re.IGNORECASE)
-# Words right after a letter that call its option wrong: "(c) Incorrect answer: ...", "b) Wrong.", "(a) - not correct".
-CALLED_WRONG = re.compile(
-    r"[ \t:\-–—.,]*(?:(?:is|was|would[ \t]+be)[ \t]+)?(?:an?[ \t]+)?(?:incorrect|wrong|false|invalid|untrue|mistaken"
-    r"|not[ \t]+(?:the[ \t]+)?(?:correct|right|true|valid|answer|case)|eliminated|excluded|ruled[ \t]+out)(?![\w'])",
-    re.IGNORECASE)
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
@@ -317,6 +307,10 @@ def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | 
 # --- a lettered probe's readers, side by side ----------------------------------------------------------
 
 
+def _doubtful(letter: str, text: str | None, options: Sequence[str]) -> bool:
+    return rests_on_contradicted_letter(text, letter, options)
+
+
 class OptionReaders(TwoReaders):
     """The run's reader (``--reader``) and the other one, read on the same answers.
 
@@ -329,7 +323,9 @@ class OptionReaders(TwoReaders):
     def __init__(self, used: str, faithful: Callable[[str | None], str | None],
                  careful: Callable[[str | None, Sequence[str]], str | None], refusal: Callable[[str | None], bool],
                  letters: str):
-        super().__init__(used, lambda text, options: faithful(text), careful)  # the rule reads no option text
+        # The rule reads no option text; readings that are letters (not ISEAR's emotions) can rest on one.
+        lettered = all(len(x) == 1 for x in letters)
+        super().__init__(used, lambda text, options: faithful(text), careful, doubt=_doubtful if lettered else None)
         self.refusal = refusal
         self.letters = letters
 
