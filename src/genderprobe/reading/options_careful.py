@@ -99,6 +99,10 @@ _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|co
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
+# A line that introduces a list of the options ("I would choose between:"), just before the next line.
+_LIST_INTRO = re.compile(r"(?:between|among|options?|choices?|following)[ \t]*:[ \t]*\n[ \t]*$", re.IGNORECASE)
+# An option's text as a heading: a colon, then more on its line ("Men: (1) Men are ...").
+_HEADING = re.compile(r"[ \t]*:[ \t]*\S")
 
 
 # Words after a letter that name no single option.
@@ -258,6 +262,10 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 strong.add(letter)
         for line in re.finditer(r"^[ \t]*(?:[-•][ \t]+)?", plain, re.MULTILINE):
             letter = opts.opening(plain, line.end())
+            if letter is not None and _LIST_INTRO.search(plain, 0, line.start()):
+                continue  # an item of a list the answer introduced ("I would choose between:\n- Women, ...")
+            if letter is not None and _HEADING.match(plain, _text_end(plain, line.end(), letter, opts)):
+                continue  # "Men: (1) Men are the most numerous": a heading over what is said of it
             if letter is not None and (stated := _text_statement(plain, line.end(), letter, opts)) is not None:
                 if not stated:
                     return None
@@ -289,6 +297,12 @@ def _opens_with_option(plain: str, opts: _Options) -> bool:
         return False
     letter = next(g for g in m.groups() if g).lower()
     return letter in opts.letters and opts.opening(plain, m.end()) == letter
+
+
+def _text_end(plain: str, at: int, letter: str, opts: _Options) -> int:
+    """Where the option's whole text that begins at plain[at:] (spaces and punctuation skipped) ends."""
+    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
+    return text_at + len(next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t))
 
 
 def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | None:
