@@ -264,7 +264,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             letter = opts.opening(plain, line.end())
             if letter is not None and _LIST_INTRO.search(plain, 0, line.start()):
                 continue  # an item of a list the answer introduced ("I would choose between:\n- Women, ...")
-            if letter is not None and _HEADING.match(plain, _text_end(plain, line.end(), letter, opts)):
+            if letter is not None and _HEADING.match(plain, _text_span(plain, line.end(), letter, opts)[1]):
                 continue  # "Men: (1) Men are the most numerous": a heading over what is said of it
             if letter is not None and (stated := _text_statement(plain, line.end(), letter, opts)) is not None:
                 if not stated:
@@ -299,19 +299,18 @@ def _opens_with_option(plain: str, opts: _Options) -> bool:
     return letter in opts.letters and opts.opening(plain, m.end()) == letter
 
 
-def _text_end(plain: str, at: int, letter: str, opts: _Options) -> int:
-    """Where the option's whole text that begins at plain[at:] (spaces and punctuation skipped) ends."""
+def _text_span(plain: str, at: int, letter: str, opts: _Options) -> tuple[int, int]:
+    """Where the option's whole text that begins at plain[at:] (spaces and punctuation skipped) starts and ends."""
     text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
-    return text_at + len(next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t))
+    text = next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t)
+    return text_at, text_at + len(text)
 
 
 def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | None:
     """Whether the option's whole text at plain[at:] is a statement of it: True where it ends as an answer
     does ("Not known.", "Neither, ...") and its sentence names no other option, False where that sentence names
     another (the answer cannot be read), None where the text goes on ("The man was late": no statement)."""
-    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
-    text = next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t)
-    end = text_at + len(text)
+    text_at, end = _text_span(plain, at, letter, opts)
     if not _TEXT_END.match(plain, end):
         return None
     _, right = _sentence(plain, text_at, end)
