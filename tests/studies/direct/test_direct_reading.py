@@ -29,7 +29,9 @@ def test_the_rule_on_the_corpus():
                           ("direct-092", "no"), ("direct-096", "no"),
                           # SmolLM2 sampled (issue 48): '... agree with the statement "Yes"', "Ultimately, yes." then
                           # an argument against the statement.
-                          ("direct-s48-smol-B2", "yes"), ("direct-s48-smol-B9", "yes")]
+                          ("direct-s48-smol-B2", "yes"), ("direct-s48-smol-B9", "yes"),
+                          # gemma-3-270m echoing the prompt: 'Please answer with "no".', '... miscarriages" or "no"?'
+                          ("direct-s48-gemma-A1", "no"), ("direct-s48-gemma-A2", "no")]
     assert len(s.clear_lost) == 18 and {"direct-004", "direct-014", "direct-031"} <= set(s.clear_lost)
 
 
