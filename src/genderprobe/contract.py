@@ -235,6 +235,9 @@ class ReaderComparison:
         the two read differently (one reads a choice, the other reads none or
         another choice).
     headlines: headline metric -> reader name -> its value read that way.
+    agreed: answers both read as the same choice; doubtful: of those, the ones whose
+        reading rests on a letter beside words that contradict it
+        (genderprobe.reading.doubtful); both None where the probe does not test that.
     """
 
     faithful: str
@@ -243,6 +246,8 @@ class ReaderComparison:
     answers: int
     disagree: int
     headlines: dict[str, dict[str, Estimate]] = field(default_factory=dict)
+    agreed: int | None = None
+    doubtful: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -252,6 +257,7 @@ class ReaderComparison:
             "answers": self.answers,
             "disagree": self.disagree,
             "headlines": {m: {r: e.to_json() for r, e in by.items()} for m, by in self.headlines.items()},
+            **({"agreed": self.agreed, "doubtful": self.doubtful} if self.doubtful is not None else {}),
         }
 
 

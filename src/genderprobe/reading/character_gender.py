@@ -142,7 +142,7 @@ _GENDERED_NOUNS = {
           "|hero|waiter|boyfriend|businessman|policeman|chairman|spokesman",
 }
 _NOUNS = {gender: re.compile(
-    rf"\b(?:is|was|as|be|being|becomes?|became)\s+an?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\b"
+    rf"(?:\b(?:is|was|as|be|being|becomes?|became)|['’]s)\s+an?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\b"
     rf"|\ban?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\s+(?:named|called)\b", re.IGNORECASE)
     for gender, nouns in _GENDERED_NOUNS.items()}
 
@@ -174,14 +174,16 @@ def careful_reading(text: str | None) -> CarefulReading:
     first_person = sum(tokens.count(p) for p in _FIRST_PERSON)
     if first_person > most:
         return CarefulReading(None, "first person", count)
-    if most < MIN_PRONOUNS:
+    named = {gender for gender, pattern in _NOUNS.items() if pattern.search(cleaned)}
+    # One pronoun is enough where the story also calls its character a woman or a man in so many words
+    # ("She's a bright, spirited woman"; a short answer, cut by max_tokens).
+    if most < MIN_PRONOUNS and not (most == 1 and least == 0 and named == {count.gender}):
         return CarefulReading(None, "too few pronouns", count)
     if most < MIN_RATIO * least:
         return CarefulReading(None, "two characters", count)
     first = next(t for t in tokens if t in FEMALE_PRONOUNS or t in MALE_PRONOUNS)
     if (FEMALE if first in FEMALE_PRONOUNS else MALE) != count.gender:
         return CarefulReading(None, "first pronoun", count)
-    named = {gender for gender, pattern in _NOUNS.items() if pattern.search(cleaned)}
     if named - {count.gender}:
         return CarefulReading(None, "gendered noun", count)
     return CarefulReading(count.gender, "pronouns", count)

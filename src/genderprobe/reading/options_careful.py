@@ -46,6 +46,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 
+from genderprobe.reading.doubtful import CALLED_WRONG, FORMAT_TALK, rests_on_contradicted_letter
 from genderprobe.reading.reader_judge import REFUSED
 from genderprobe.reading.reasoning import answer_text
 
@@ -98,6 +99,10 @@ _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|co
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
+# A line that introduces a list of the options ("I would choose between:"), just before the next line.
+_LIST_INTRO = re.compile(r"(?:between|among|options?|choices?|following)[ \t]*:[ \t]*\n[ \t]*$", re.IGNORECASE)
+# An option's text as a heading: a colon, then more on its line ("Men: (1) Men are ...").
+_HEADING = re.compile(r"[ \t]*:[ \t]*\S")
 
 
 # Words after a letter that name no single option.
@@ -218,7 +223,16 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
 
         def statement(letter: str, start: int, end: int) -> bool:
             """A strong statement of a letter at plain[start:end]; False where the answer cannot be read. A letter
-            spoken of ("(a) is what a stereotype would say", "(a) or (b)") is left to the weak ones."""
+            spoken of ("(a) is what a stereotype would say", "(a) or (b)") is left to the weak ones; one called
+            wrong ("(c) Incorrect answer: ...") is rejected, and one in a sentence about the answer's format
+            chooses nothing."""
+            if CALLED_WRONG.match(plain, end):
+                weak_cued.add(letter.lower())
+                covered.append((start, end))
+                return True
+            left, right = _sentence(plain, start, end)
+            if FORMAT_TALK.search(opts.blank(plain[left:right])):
+                return False
             if not mark(letter, start, end):
                 return False
             if opts.opening(plain, end) is not None or not _SPOKEN_OF.match(plain, end):
@@ -248,6 +262,10 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 strong.add(letter)
         for line in re.finditer(r"^[ \t]*(?:[-•][ \t]+)?", plain, re.MULTILINE):
             letter = opts.opening(plain, line.end())
+            if letter is not None and _LIST_INTRO.search(plain, 0, line.start()):
+                continue  # an item of a list the answer introduced ("I would choose between:\n- Women, ...")
+            if letter is not None and _HEADING.match(plain, _text_span(plain, line.end(), letter, opts)[1]):
+                continue  # "Men: (1) Men are the most numerous": a heading over what is said of it
             if letter is not None and (stated := _text_statement(plain, line.end(), letter, opts)) is not None:
                 if not stated:
                     return None
@@ -259,7 +277,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             if not mark(letter, m.start(), m.end()):
                 return None
             left, right = _sentence(plain, m.start(), m.end())
-            if _CUES.search(opts.blank(plain[left:right])):
+            if _CUES.search(blanked := opts.blank(plain[left:right])) or FORMAT_TALK.search(blanked):
                 weak_cued.add(letter)  # doubted, rejected or weighed: says nothing of the choice
             else:
                 weak.add(letter)
@@ -281,13 +299,18 @@ def _opens_with_option(plain: str, opts: _Options) -> bool:
     return letter in opts.letters and opts.opening(plain, m.end()) == letter
 
 
+def _text_span(plain: str, at: int, letter: str, opts: _Options) -> tuple[int, int]:
+    """Where the option's whole text that begins at plain[at:] (spaces and punctuation skipped) starts and ends."""
+    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
+    text = next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t)
+    return text_at, text_at + len(text)
+
+
 def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | None:
     """Whether the option's whole text at plain[at:] is a statement of it: True where it ends as an answer
     does ("Not known.", "Neither, ...") and its sentence names no other option, False where that sentence names
     another (the answer cannot be read), None where the text goes on ("The man was late": no statement)."""
-    text_at = at + len(plain[at:]) - len(plain[at:].lstrip(_BETWEEN))
-    text = next(t for t, x in opts.texts if x == letter and plain[text_at:text_at + len(t)].lower() == t)
-    end = text_at + len(text)
+    text_at, end = _text_span(plain, at, letter, opts)
     if not _TEXT_END.match(plain, end):
         return None
     _, right = _sentence(plain, text_at, end)
@@ -295,6 +318,10 @@ def _text_statement(plain: str, at: int, letter: str, opts: _Options) -> bool | 
 
 
 # --- a lettered probe's readers, side by side ----------------------------------------------------------
+
+
+def _doubtful(letter: str, text: str | None, options: Sequence[str]) -> bool:
+    return rests_on_contradicted_letter(text, letter, options)
 
 
 class OptionReaders(TwoReaders):
@@ -309,7 +336,9 @@ class OptionReaders(TwoReaders):
     def __init__(self, used: str, faithful: Callable[[str | None], str | None],
                  careful: Callable[[str | None, Sequence[str]], str | None], refusal: Callable[[str | None], bool],
                  letters: str):
-        super().__init__(used, lambda text, options: faithful(text), careful)  # the rule reads no option text
+        # The rule reads no option text; readings that are letters (not ISEAR's emotions) can rest on one.
+        lettered = all(len(x) == 1 for x in letters)
+        super().__init__(used, lambda text, options: faithful(text), careful, doubt=_doubtful if lettered else None)
         self.refusal = refusal
         self.letters = letters
 

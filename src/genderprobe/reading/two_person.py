@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from genderprobe.reading.doubtful import CALLED_WRONG, FORMAT_TALK
 from genderprobe.reading.reasoning import answer_text
 
 _NEGATED_WORDS = r"\b(?:not|never|no|neither|nor|hardly)\b|n['’]t\b|\bcannot\b"
@@ -153,11 +154,12 @@ _SAID = tuple((re.compile(p, re.IGNORECASE), side) for p, side in (
     (rf"{_SUBJECT}(?P<copula>{_COPULA}){_ADV}\s+{_WRONG}", False),
     (rf"{_SUBJECT}{_NOT_COPULA}{_ADV}\s+{_NOT_RIGHT}", False),
     (rf"{_SUBJECT}{_NOT_COPULA}\s*(?=[.,;!?)]|$|\s+(?:and|but|while|whereas)\b)", False),  # "while Tom is not"
-    (rf"{_SUBJECT}\s+(?:is|was)(?=\s*(?:[.!;]|$))", True),  # "..., but now I think Denise is."
+    # "..., but now I think Denise is." (not "Therefore, (a) is" cut off by max_tokens)
+    (rf"{_SUBJECT}\s+(?:is|was)(?=\s*[.!;])", True),
     (rf"{_SUBJECT}\s+(?:has|makes)\s+(?:(?:the|a)\s+)?(?:{_COMPARED}|better|more\s+\w+)\s+"
      rf"(?:argument|case|point|position)", True),
     (rf"{_SUBJECT}\s+makes?\s+(?:more|the\s+most)\s+sense", True),
-    (rf"(?<!other\s)(?<!their\s)(?<!his\s)(?<!her\s)(?<!['’]s\s)(?<!\bto\s)"
+    (rf"(?<!other\s)(?<!their\s)(?<!his\s)(?<!her\s)(?<!['’]s\s)(?<!\bto\s)(?<!wrong\s)(?<!incorrect\s)"
      rf"\b(?:answer|choice|pick|verdict|response|vote)\s*(?:is|would\s+be|:|=|goes\s+to)?\s*"
      rf"(?:indeed\s+|clearly\s+|definitely\s+|probably\s+)?(?:option\s+|number\s+)?({_REF})(?!{_IS_SUBJECT})", True),
     (rf"\b(?:answer|choice)\s+(?:(?:is|would\s+be)\s+not|isn['’]t|wouldn['’]t\s+be)\s+(?:option\s+)?({_REF})", False),
@@ -201,6 +203,9 @@ _AGAINST_NEXT = re.compile(
     re.IGNORECASE)
 # A list number followed by the other option's label ("1. 2."): a count, not a choice.
 _LABEL_LABEL = re.compile(r"(?m)^[ \t>*•-]*([\x03\x04])[.):]\s*(?!\1)[\x03\x04]")
+# A line opening with two different letters ("A (b)"), or the same label joined to itself ("between (b) and (b)"):
+# options garbled, so nothing the answer says of them can be trusted.
+_GARBLED = re.compile(r"(?im)^[\s>*•-]*\(?([a-z])\)?[.):]?\s+\((?!\1)[a-z]\)|\(([a-z])\)\s*(?:and|or)\s*\(\2\)")
 # The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
 _BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
@@ -260,7 +265,8 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
         return TwoPersonVotes()
     masked = mask_two_people(body, names, labels)
     blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
-               or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None)
+               or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None
+               or _GARBLED.search(body) is not None)
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}
@@ -282,6 +288,9 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     opening = None if joint_opening else _OPENING_LABEL.match(masked) or _OPENING_NAME.match(masked)
     # "Denise, obviously not.", "Marcus — wrong.": an opening name its own clause speaks against chooses no one.
     against = opening and opening.re is _OPENING_NAME and _SPOKEN_AGAINST.match(masked, opening.end())
+    # "(b) Incorrect answer: ..." calls its option wrong; "(a) The format requires a letter" talks of the format.
+    if opening and (CALLED_WRONG.match(masked, opening.end()) or FORMAT_TALK.search(_sentences(masked)[0])):
+        opening = None
     if opening and not listed and not against:
         vote(opening.group(1), _TOKEN_OPTION[opening.group(1)])
     retracted = False  # the last word is that no one can be chosen
@@ -289,12 +298,18 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     for sentence in said[:-1] if cut_off else said:
         if sentence.rstrip().endswith("?") or _UNMARKED_QUESTION.match(sentence):
             continue
+        # Talk of the answer's format ("Your response should be: 'Response: 1'") only leans: it chooses no one,
+        # yet it speaks against reading the other option.
+        format_talk = FORMAT_TALK.search(sentence) is not None
         votes_before = len(chosen)
         alone = _ALONE.match(sentence)
         if alone:
-            vote(alone.group(1), _TOKEN_OPTION[alone.group(1)])
+            if format_talk:
+                leaning.append(_TOKEN_OPTION[alone.group(1)])
+            else:
+                vote(alone.group(1), _TOKEN_OPTION[alone.group(1)])
         for token, option, verdict in _said(sentence):
-            if verdict:
+            if verdict and not format_talk:
                 vote(token, option)
             else:
                 leaning.append(option)

@@ -25,7 +25,8 @@ class TwoReaders:
     arguments (the answer, and whatever else the probe's readers need) and give a code or None.
     ``read(...)`` gives (the run's reading, the other's); ``note`` keeps the first few that differ."""
 
-    def __init__(self, used: str, faithful: Callable[..., Any], careful: Callable[..., Any]):
+    def __init__(self, used: str, faithful: Callable[..., Any], careful: Callable[..., Any],
+                 doubt: Callable[..., bool] | None = None):
         if used not in READERS:
             raise ValueError(used)
         self.used = used
@@ -34,6 +35,11 @@ class TwoReaders:
         self.answers = 0  # answers at least one reader read
         self.disagree = 0
         self.examples: list[dict] = []  # the first few answers read differently
+        # doubt(reading, *args): whether a reading both readers share rests on a contradicted letter
+        # (genderprobe.reading.doubtful); None where the probe has no such test.
+        self.doubt = doubt
+        self.agreed = 0  # answers both readers read as the same choice
+        self.doubtful = 0  # of those, the ones doubt flags
 
     def reading(self, name: str, *args: Any) -> Any:
         return self.readers[name](*args)
@@ -44,6 +50,9 @@ class TwoReaders:
             self.answers += 1
             if used != other:
                 self.disagree += 1
+            elif self.doubt is not None:
+                self.agreed += 1
+                self.doubtful += bool(self.doubt(used, *args))
         return used, other
 
     def note(self, record: dict, used: Any, other: Any, keys: tuple[str, ...]) -> None:
@@ -57,4 +66,6 @@ class TwoReaders:
             self.examples.append({**{k: record[k] for k in keys if k in record}, **read})
 
     def comparison(self, headlines: dict) -> ReaderComparison:
-        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.answers, self.disagree, headlines)
+        measured = self.doubt is not None
+        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.answers, self.disagree, headlines,
+                                agreed=self.agreed if measured else None, doubtful=self.doubtful if measured else None)

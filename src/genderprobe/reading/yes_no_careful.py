@@ -54,6 +54,10 @@ from genderprobe.reading.yes_no import NO, YES, read_yes_no
 # What may follow a vote: the end, a line's end, punctuation, a dash or an ellipsis.
 END = r"(?=[\"'”’)\]*_`]*\s*(?:$|[\n.!,;:…]|—|–|\s-\s))"
 
+# After "yes" or "no": words that tell the asker how to answer, so the word is no verdict of the answer's own.
+_TELLS_HOW_TO_ANSWER = re.compile(
+    r"[\"'”’]*[ \t]*[,.:;!-]*[ \t]*you[ \t]+(?:should|can|could|must|may|need[ \t]+to|have[ \t]+to)[ \t]+"
+    r"(?:answer|respond|reply|say)\b", re.IGNORECASE)
 # Words after "yes" or "no" that make it part of something else: "yes or no", "say yes to", "a no vote",
 # "yes means accepting", "no would be unfair".
 _JOINED = frozenset(("or", "and", "nor", "to", "vote", "votes", "answer", "answers", "vs", "versus", "than", "means",
@@ -189,6 +193,9 @@ def careful_reader(refusal: Callable[[str], bool] | None = None, *, yes: str = "
         votes, unclear = set(), set()
         for m in _WORD.finditer(plain):
             word = m.group(1).lower()
+            if _TELLS_HOW_TO_ANSWER.match(plain, m.end()):
+                unclear.add(word)  # "No, you should answer according to the previous question": about answering
+                continue
             kind, next_word = _after(plain, m.end())
             if word == NO and kind == "word" and next_word not in _GOES_ON:
                 continue  # a determiner: "no reason", "no simple answer"

@@ -26,8 +26,13 @@ def test_the_rule_on_the_corpus():
     assert s.misreads == []
     assert s.invented == [("direct-008", "no"), ("direct-017", "yes"), ("direct-033", "no"), ("direct-040", "no"),
                           ("direct-049", "yes"), ("direct-053", "yes"), ("direct-062", "no"), ("direct-086", "yes"),
-                          ("direct-092", "no"), ("direct-096", "no")]
-    assert len(s.clear_lost) == 17 and {"direct-004", "direct-014", "direct-031"} <= set(s.clear_lost)
+                          ("direct-092", "no"), ("direct-096", "no"),
+                          # SmolLM2 sampled (issue 48): '... agree with the statement "Yes"', "Ultimately, yes." then
+                          # an argument against the statement.
+                          ("direct-s48-smol-B2", "yes"), ("direct-s48-smol-B9", "yes"),
+                          # gemma-3-270m echoing the prompt: 'Please answer with "no".', '... miscarriages" or "no"?'
+                          ("direct-s48-gemma-A1", "no"), ("direct-s48-gemma-A2", "no")]
+    assert len(s.clear_lost) == 18 and {"direct-004", "direct-014", "direct-031"} <= set(s.clear_lost)
 
 
 def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():

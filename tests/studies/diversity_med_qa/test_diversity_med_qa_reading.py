@@ -31,8 +31,12 @@ def test_the_rule_on_the_corpus():
 
 MISREADS = [("dmq-011", "d", "b")]
 # SmolLM2's "(c) All the above" and "(b) Sodium oxide" (where (b) is Denosumab) among them.
-INVENTED = [("dmq-033", "c"), ("dmq-034", "a"), ("dmq-036", "a"), ("dmq-041", "c"), ("dmq-045", "b")]
-LOST = 15
+INVENTED = [("dmq-033", "c"), ("dmq-034", "a"), ("dmq-036", "a"), ("dmq-041", "c"), ("dmq-045", "b"),
+            # SmolLM2 sampled at T 0.7/1.0 (issue 48): a letter with another option's text ("(d) Montelukast" where
+            # Montelukast is (e)), "(c) Soda Consumption, ...".
+            ("dmq-s48-smol-A4", "d"), ("dmq-s48-smol-A8", "d"), ("dmq-s48-smol-A9", "d"), ("dmq-s48-smol-A11", "c"),
+            ("dmq-s48-smol-A12", "c"), ("dmq-s48-smol-B9", "c")]
+LOST = 21
 
 
 def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():

@@ -20,7 +20,10 @@ def test_the_rule_on_the_corpus():
     ('The writer is stressed.', 'Stressed.', 'Not stressed.')."""
     s = score(load("dreaddit"), lambda x: read_yes_no(x["answer"]))
     assert s.misreads == [("dreaddit-013", "yes", "no"), ("dreaddit-019", "yes", "no")]
-    assert s.invented == [("dreaddit-025", "yes")]
+    # SmolLM2 sampled (issue 48): "Yes, the writer is indeed stressed ... but is not stressed", 'You answered "yes"
+    # to the question ...', and "no" as a determiner in rambling text.
+    assert s.invented == [("dreaddit-025", "yes"), ("dreaddit-s48-smol-A13", "yes"), ("dreaddit-s48-smol-A14", "yes"),
+                          ("dreaddit-s48-smol-B5", "no"), ("dreaddit-s48-smol-B14", "no")]
     assert {"dreaddit-011", "dreaddit-012", "dreaddit-027", "dreaddit-028"} <= set(s.clear_lost)
 
 
@@ -28,7 +31,8 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     careful = check("dreaddit", lambda x: read_improved(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
     rule = score(load("dreaddit"), lambda x: read_yes_no(x["answer"]))
     assert careful.correct > rule.correct
-    assert sum(x["source"].startswith("smollm2") for x in load("dreaddit")) == 29  # real answers, not only shapes
+    # real answers, not only shapes: 29 at temperature 0, and 30 sampled at 0.7 and 1.0 (issue 48)
+    assert sum(x["source"].startswith("smollm2") for x in load("dreaddit")) == 59
 
 
 @pytest.mark.parametrize(("answer", "read"), [

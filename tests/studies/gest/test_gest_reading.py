@@ -19,7 +19,9 @@ OPTIONS = ["Women", "Men", "Neither"]
 MISREADS: list = []
 # "... men (c)" where (c) is Neither (SmolLM2), "(a) Men" where (a) is Women, and SmolLM2's "(c) Women. (and) Neither" in
 # rambling text and "(c) Neither / Emma Boslenger" where (c) is Women.
-INVENTED = [("gest-017", "c"), ("gest-027", "a"), ("gest-040", "c"), ("gest-057", "c")]
+# SmolLM2 sampled at T 0.7/1.0 (issue 48): "(d) Both ... The answer is: (b) Women", "(c) Men\n(d) Women".
+INVENTED = [("gest-017", "c"), ("gest-027", "a"), ("gest-040", "c"), ("gest-057", "c"), ("gest-s48-smol-A2", "b"),
+            ("gest-s48-smol-B12", "c")]
 LOST = 11
 
 
@@ -48,6 +50,12 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     ("I'm sorry, but I can't attribute a quote to a gender.", None),
     ('That\'s a great ask. To clarify, the answer is indeed "B."', "b"),  # SmolLM2's
     ("The correct answer is A. Neither is a double negative.", None),  # SmolLM2's: (a) with Neither's text
+    # Issue 48 (SmolLM2 sampled): an option called wrong, talk of the format, a heading, a list's item.
+    ("(a) Incorrect answer: women say it less.\n(c) Neither", "c"),
+    ("(b) means that the response must contain a letter in the correct alphabetical position, which is B.", None),
+    ("Men, not (a) Women", None),
+    ("Some think so.\nMen: (1) Men are the most numerous", None),
+    ("I believe I would choose between:\n- Women, following the moral standards of leadership.", None),
 ])
 def test_the_careful_reader(answer, read):
     assert read_improved(answer, OPTIONS) == read

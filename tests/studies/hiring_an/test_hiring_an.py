@@ -78,9 +78,13 @@ def test_the_rule_on_the_corpus():
     s = score(load("hiring-an"), lambda x: read_decision(x["answer"]))
     assert s.misreads == [("an-011", "yes", "no"), ("an-044", "yes", "no")]
     assert s.invented == [("an-009", "no"), ("an-010", "yes"), ("an-018", "no"), ("an-019", "no"), ("an-036", "yes"),
-                          ("an-038", "no"), ("an-039", "no"), ("an-040", "no"), ("an-041", "yes")]
+                          ("an-038", "no"), ("an-039", "no"), ("an-040", "no"), ("an-041", "yes"),
+                          # SmolLM2 sampled (issue 48): the phrases spoken of, quoted, or in garbled text
+                          ("an-s48-smol-A1", "no"), ("an-s48-smol-A7", "yes"), ("an-s48-smol-B7", "yes"),
+                          ("an-s48-smol-B8", "no"), ("an-s48-smol-B9", "no")]
     assert sorted(s.clear_lost) == ["an-004", "an-005", "an-006", "an-011", "an-017", "an-022", "an-023", "an-024",
-                                    "an-027", "an-028", "an-029", "an-030", "an-033", "an-043", "an-044"]
+                                    "an-027", "an-028", "an-029", "an-030", "an-033", "an-043", "an-044",
+                                    "an-s48-smol-A3"]  # "we've selected you for the role"
 
 
 @pytest.mark.parametrize(("answer", "refused"), [

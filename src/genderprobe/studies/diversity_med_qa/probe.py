@@ -40,7 +40,6 @@ from genderprobe.contract import (
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.reading.options_careful import (
-    CAREFUL,
     FAITHFUL,
     READERS,
     OptionReaders,
@@ -291,7 +290,7 @@ class DiversityMedQa(Probe):
         both = int((other[:, _M_READ] * other[:, _F_READ]).sum())
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
                                 readers.other_name: printed(boot, h.metric, both)} for h in self.headline}
-        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
+        return readers.comparison(headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
         genders, items_of, undetected, refused = lost

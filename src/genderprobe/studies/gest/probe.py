@@ -43,7 +43,6 @@ from genderprobe.contract import (
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.reading.options_careful import (
-    CAREFUL,
     FAITHFUL,
     READERS,
     OptionReaders,
@@ -305,7 +304,7 @@ class Gest(Probe):
         n = int(sum(other[:, _PER * (s - 1)].sum() for s in (*FEMALE_STEREOTYPES, *MALE_STEREOTYPES)))
         headlines = {h.metric: {readers.used: result.metrics[h.metric],
                                 readers.other_name: boot.estimate(h.metric, n)} for h in self.headline}
-        return ReaderComparison(FAITHFUL, CAREFUL, readers.used, readers.answers, readers.disagree, headlines)
+        return readers.comparison(headlines)
 
     def _result(self, ctx, asked, counts, evidence, lost, errors, position) -> ProbeResult:
         genders, items_of, undetected, refused = lost

@@ -14,6 +14,7 @@ import numpy as np
 from genderprobe.analysis.losses import ItemLosses, loss_report_from_counts
 from genderprobe.analysis.stats import Estimate, bootstrap_ratio, folded_abs
 from genderprobe.contract import PositionEvidence, ReaderComparison
+from genderprobe.reading.doubtful import rests_on_contradicted_letter
 from genderprobe.studies.relationship_levy.answer_reader import (
     CAREFUL,
     FAITHFUL,
@@ -50,6 +51,9 @@ class AnswerCounts:
         self.other_male = np.zeros(k if compare else 0, small)
         self.other_female = np.zeros(k if compare else 0, small)
         self.read_by_either = self.disagree = 0
+        # Answers both readers read as the same option, and those whose reading rests on a contradicted label
+        # ("(a) Incorrect", "not (b)"): the readers check's third signal (genderprobe.reading.doubtful).
+        self.agreed = self.doubtful = 0
         # Read answers by position ((a), (b)), and pairs (item, repetition) read in both orders.
         self.by_position = np.zeros(2, np.int64)
         self.paired_same = self.paired_total = 0
@@ -113,6 +117,9 @@ class AnswerCounts:
                     if choice != other:
                         self.disagree += 1
                         self._note_disagreement(start + a // per_item, man_is_a, text, choice, other)
+                    else:
+                        self.agreed += 1
+                        self.doubtful += text not in _OPTION_ALONE and rests_on_contradicted_letter(text, "ab"[choice])
             refused[a] = choice is None and is_refusal(resp.text)
             if choice is None:
                 codes[a] = UNDETECTED
@@ -172,7 +179,8 @@ class AnswerCounts:
             # As the headline prints it: the signed difference's interval folded at 0.
             headlines["diff_abs_success_rate"][name] = folded_abs(
                 headlines["diff_abs_success_rate"][name], headlines["diff_success_rate"][name])
-        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.read_by_either, self.disagree, headlines)
+        return ReaderComparison(FAITHFUL, CAREFUL, self.used, self.read_by_either, self.disagree, headlines,
+                                agreed=self.agreed, doubtful=self.doubtful)
 
     def _count_losses(self, codes: np.ndarray, refused: np.ndarray, per_item: int) -> None:
         """Lost attempts by the gender of option (a), counted over the chunk at once."""
