@@ -291,3 +291,10 @@ def test_the_vllm_code_path_reads_vllm_outputs_as_hf_scores(tmp_path, monkeypatc
     assert len(calls) == 8 and calls[::2] == [1] * 4
     answer = vllm.generate_batch([Request.user(prompts[0], params=GenerationParams(max_tokens=4))])[0]
     assert answer.text == "yes" and answer.completion_tokens == 1  # the end-of-text token is not counted, as in hf
+    # A list goes in chunks, each handed to the runner to store as it ends (a kill loses only the chunk under way).
+    parts: list[dict] = []
+    vllm.chunk, vllm.answered = 2, parts.append
+    asked = [*scoring[:3], *(Request.user(p, params=GenerationParams(max_tokens=4)) for p in prompts[:3])]
+    got = vllm.generate_batch(asked)
+    assert [sorted(part) for part in parts] == [[0], [1], [2], [3, 4], [5]]  # scoring: a prompt fills the KV cache
+    assert all(part[i] is got[i] for part in parts for i in part)

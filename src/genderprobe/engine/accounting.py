@@ -45,7 +45,8 @@ def by_role(run: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def empty_warnings(run: dict[str, Any]) -> list[str]:
     return [f"{stats['empty']:,} answers of {_who(role)} were empty and count as failed requests; "
-            f"a run again asks for them anew (see error_kinds.empty in the results)."
+            f"a run again asks once more for each prompt that came back empty only once, unless --keep-empty "
+            f"(see error_kinds.empty in the results)."
             for role, stats in by_role(run) if stats.get("empty")]
 
 

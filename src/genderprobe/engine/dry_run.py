@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from genderprobe.engine.accounting import cost
+from genderprobe.engine.empty_answers import stored_empty_answers
 from genderprobe.engine.store import Store, request_keys
 from genderprobe.engine.token_count import ESTIMATE, token_counter
 from genderprobe.engine.work_bounds import check_running_total
@@ -31,6 +32,7 @@ class DryRunStats:
     requests: int = 0
     cached: int = 0
     to_send: int = 0
+    empty_again: int = 0  # of to_send: prompts that came back empty last time, asked again
     prompt_tokens: int = 0  # counted as token_count says (token_count)
     completion_tokens: int = 0  # at most: each request's max_tokens
     unbounded: int = 0  # requests with no max_tokens, whose answer length is unknown
@@ -44,11 +46,12 @@ class DryRun:
     """Counts requests instead of sending them. Call it like a runner."""
 
     def __init__(self, model: Model, store: Store | None, *, max_age: float | None = None,
-                 max_requests: int | None = None):
+                 max_requests: int | None = None, keep_empty: bool = False):
         self.model = model
         self.store = store if model.cacheable else None
         self.max_age = max_age
         self.max_requests = max_requests
+        self.keep_empty = keep_empty
         self.counter = token_counter(model.spec)
         self.stats = DryRunStats(token_count=self.counter.method)
         self._stand_in = get_model("reference:random")
@@ -63,6 +66,13 @@ class DryRun:
             found = self.store.get_many(keys, max_age=self.max_age)
         out: list[Response | None] = [found.get(k) for k in keys] if keys else [None] * len(requests)
         missing = [i for i, r in enumerate(out) if r is None]
+        if self.store and missing:
+            taken, again = stored_empty_answers(self.store, keys, missing, keep_empty=self.keep_empty,
+                                                max_age=self.max_age)
+            for i, r in taken.items():
+                out[i] = r
+            missing = [i for i in missing if i not in taken]
+            self.stats.empty_again += again
         self.stats.cached += len(requests) - len(missing)
         for i in missing:
             request = requests[i]
@@ -127,8 +137,10 @@ def dry_run_lines(doc: dict[str, Any]) -> list[str]:
         if e.get("above_limit"):
             lines.append(f"{who}, above the limit of {e['above_limit']:,}")
             continue
-        line = (f"{who}, {e['cached']:,} already stored, {e['to_send']:,} to send; about {e['prompt_tokens']:,} "
-                f"tokens in, at most {e['completion_tokens']:,} out")
+        again = (f" ({e['empty_again']:,} came back empty last time and are asked again; --keep-empty takes them "
+                 f"as they are)" if e.get("empty_again") else "")
+        line = (f"{who}, {e['cached']:,} already stored, {e['to_send']:,} to send{again}; about "
+                f"{e['prompt_tokens']:,} tokens in, at most {e['completion_tokens']:,} out")
         if e["unbounded"]:
             line += f" (and {e['unbounded']:,} answers with no --max-tokens bound)"
         if "cost_usd_at_most" in e:

@@ -40,7 +40,7 @@ from typing import Any
 
 from genderprobe.engine.answer_bound import FLOOR, cut
 from genderprobe.engine.claims import Claimed, Claims
-from genderprobe.engine.empty_answers import mark_empty
+from genderprobe.engine.empty_answers import asked_again_line, mark_empty, stored_empty_answers
 from genderprobe.engine.pacing import AdaptiveLimit, Pacer
 from genderprobe.engine.read_only_store import ReadOnlyStore
 from genderprobe.engine.retries import MAX_RETRY_WAIT, RetryPolicy, is_throttle
@@ -153,6 +153,7 @@ class Runner:
     grace: seconds the requests in flight get to land in the store when the run stops.
     spill_to: folders earlier versions spilled to (--out): looked in for spill files, never written to.
     max_requests: most requests this runner takes, and sends with retries (None: no limit); above it, one sentence.
+    keep_empty: take every stored empty answer as it is instead of asking once more (genderprobe.engine.empty_answers).
     """
 
     def __init__(
@@ -177,6 +178,7 @@ class Runner:
         grace: float = GRACE,
         spill_to: Sequence[Any] = (),
         max_requests: int | None = None,
+        keep_empty: bool = False,
     ):
         if max_error_rate is not None and not 0.0 <= max_error_rate <= 1.0:
             raise UserError(f"--max-error-rate must lie between 0 and 1; got {max_error_rate!r}.")
@@ -200,6 +202,7 @@ class Runner:
         self.cache_max_age = cache_max_age
         self.grace = grace
         self.max_requests = max_requests
+        self.keep_empty = keep_empty
         self.limit = AdaptiveLimit(self.concurrency, cooldown=cooldown)
         self.stats = RunStats()
         # One event loop for the runner's life (the HTTP session lives on it).
@@ -242,6 +245,7 @@ class Runner:
             n_cached = sum(1 for r in responses if r is not None)
             self.stats.cached += n_cached
             self.advance(n_cached, cached=n_cached)
+            self._take_stored_empty(keys, responses)
         missing, copies = unique_missing(keys, responses)
         if missing and isinstance(self.store, ReadOnlyStore):
             raise self.store.refuse(len(missing), len(requests))
@@ -290,6 +294,25 @@ class Runner:
             if taken:
                 log.warning("Took %d answers in from the spill file an earlier run left when the store's disk "
                             "was full; they are in the store now.", taken)
+
+    def _take_stored_empty(self, keys: list[bytes], responses: list[Response | None]) -> None:
+        """Empty answers an earlier run stored: taken as they are (--keep-empty, or empty twice), counted
+        among the losses as in the run that got them; those asked again are said so before sending."""
+        missing = [i for i, r in enumerate(responses) if r is None]
+        if not missing:
+            return
+        taken, again = stored_empty_answers(self.store, keys, missing, keep_empty=self.keep_empty,
+                                            max_age=self.cache_max_age)
+        for i, r in taken.items():
+            responses[i] = r
+            self.stats.errors += 1
+            self.stats.error_kinds["empty"] += 1
+            self.stats.empty += 1
+            self._last_error["empty"] = r.error_message or "no text"
+        self.stats.cached += len(taken)
+        self.advance(len(taken), cached=len(taken), errors=len(taken))
+        if again:
+            self._say(asked_again_line(again, self.model.spec))
 
     def _share(self, copies: list[tuple[int, int]], responses: list[Response | None]) -> None:
         """Give each request identical to an earlier one of the list that one's answer (it cost nothing)."""
@@ -615,7 +638,10 @@ class Runner:
         self._shown_until = until
         clock = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
         why = "as the server asked (Retry-After)" if exc.retry_after is not None else f"after {exc.kind}"
-        line = f"Waiting {delay:,.0f} s, until {clock}, before sending again to {self.model.spec}, {why}."
+        self._say(f"Waiting {delay:,.0f} s, until {clock}, before sending again to {self.model.spec}, {why}.")
+
+    def _say(self, line: str) -> None:
+        """One line on the progress display, or in the log where there is none."""
         if hasattr(self.progress, "show"):  # a display of ours
             self.progress.show(line)  # type: ignore[union-attr]
         else:

@@ -4,7 +4,8 @@ Key = SHA-256 of (model identity without secrets, generation parameters,
 messages, repetition, option-scoring mode). A repeated or resumed run finds
 every answer it already paid for and asks the model only for what is missing.
 Errors are stored in their own table (kind and message) and never count as
-answers, so a rerun asks again for them; so are empty answers.
+answers, so a rerun asks again for them; so are empty answers, once (see
+:mod:`genderprobe.engine.empty_answers`).
 
 Beside each answer the store keeps what accounts for it: ``request``, the
 request that was sent (messages, parameters, repetition: ``cache export``
@@ -274,6 +275,28 @@ class Store:
                         for name in _EXTRA_FIELDS:
                             setattr(r, name, fields.get(name))
                     found[key] = r
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.path, exc) from None
+        return found
+
+    def empty_answers(self, keys: Sequence[bytes], *, max_age: float | None = None) -> dict[bytes, tuple[int, str]]:
+        """For each of ``keys`` that came back empty: how many times (the errors table keeps one row
+        per empty answer) and the latest reason; with ``max_age``, only empty answers younger than that."""
+        found: dict[bytes, tuple[int, str]] = {}
+        young_only = "" if max_age is None else " AND created >= ?"
+        since = () if max_age is None else (time.time() - max_age,)
+        try:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                # SQLite takes the bare column (message) from the row holding MAX(created): the latest reason.
+                rows = self.db.execute(
+                    "SELECT key, COUNT(*), message, MAX(created) FROM errors "
+                    f"WHERE kind = 'empty' AND key IN ({marks}){young_only} GROUP BY key",
+                    (*chunk, *since),
+                )
+                for key, n, message, _ in rows:
+                    found[key] = (n, message)
         except sqlite3.DatabaseError as exc:
             raise _db_error(self.path, exc) from None
         return found

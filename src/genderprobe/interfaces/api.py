@@ -85,6 +85,9 @@ class RunConfig:
     progress: object | None = None
     # Answers older than this many seconds are asked again (model aliases move).
     cache_max_age: float | None = None
+    # Take stored empty answers as they are (lost answers of kind empty) instead of asking once more:
+    # a reread with another reader sends nothing (genderprobe.engine.empty_answers).
+    keep_empty: bool = False
     # Send missing requests through the provider's batch API (genderprobe.engine.batch).
     batch: bool = False
     batch_poll_interval: float = 30.0

@@ -219,6 +219,9 @@ _COMMON = [
     click.option("--no-cache", is_flag=True, help="Neither read nor write the response store."),
     click.option("--cache-max-age", default=None,
                  help="Ask again for stored answers older than this: seconds, or 90m, 12h, 30d [default: never]."),
+    click.option("--keep-empty", is_flag=True, default=None,
+                 help="Take stored empty answers as they are (lost answers) instead of asking once more; a "
+                      "reread with another --reader then sends nothing."),
     click.option("--batch", is_flag=True, default=None,
                  help="Send through the provider's batch API (openai:, anthropic:): half the price, answers within 24 h."),
     click.option("--price-in", type=float, default=None, help="US dollars per million prompt tokens, for the run's cost."),
@@ -550,6 +553,7 @@ def _run_config(opts: dict[str, Any]) -> Any:
         records_format=opts["records_format"],
         records_parquet=opts["records_parquet"],
         cache_max_age=parse_duration(max_age) if max_age is not None else None,
+        keep_empty=bool(merged(opts["keep_empty"], fc, "run", "keep_empty", False)),
         batch=bool(merged(opts["batch"], fc, "run", "batch", False)),
         batch_poll_interval=fc.run.get("batch_poll_interval", 30.0),
         price_in=merged(opts["price_in"], fc, "run", "price_in"),

@@ -147,6 +147,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "max_error_rate": _number(0.0, 1.0),
         "cache_dir": _text,
         "cache_max_age": _duration,
+        "keep_empty": _flag,
         "batch": _flag,
         "batch_poll_interval": _number(above=0.0),
         "price_in": _number(0.0),

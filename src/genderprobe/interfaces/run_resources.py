@@ -164,7 +164,8 @@ def _open_store(config: Any, models: Any) -> Store | None:
 def _runner(config: Any, store: Store | None, model: Model, concurrency: int, judge_label: str | None) -> Any:
     """The model's runner (a dry run's counter with --dry-run); judges get their own progress line."""
     if config.dry_run:
-        return DryRun(model, store, max_age=config.cache_max_age, max_requests=config.max_requests)
+        return DryRun(model, store, max_age=config.cache_max_age, max_requests=config.max_requests,
+                      keep_empty=config.keep_empty)
     engine = {
         "rpm": config.rpm,
         "tpm": config.tpm,
@@ -173,6 +174,7 @@ def _runner(config: Any, store: Store | None, model: Model, concurrency: int, ju
         "max_error_rate": config.max_error_rate,
         "cache_max_age": config.cache_max_age,
         "max_requests": config.max_requests,
+        "keep_empty": config.keep_empty,
         "spill_to": (config.out_dir,) if config.out_dir else (),  # where earlier versions spilled: looked in
     }
     if judge_label is None:

@@ -22,6 +22,12 @@ first option's tokens, forced by a logits processor
 that path; each point it did not reach (for (a) and (b): the ")" after "(b") is
 then one request of one token, which finds the prompt's KV cache computed.
 
+A list is answered in chunks of a few of the engine's full batches
+(:func:`chunk_size`), each handed to the runner through ``Model.answered`` as it
+ends, so the runner stores it while the next is computed: a run killed mid-list
+loses at most the chunk under way, not the whole list. A chunk keeps the engine's
+batch full until its last wave, which is what it costs.
+
 Constrained answers (``Request.constrain``, ``--constrain-answers``) generate
 with vLLM's structured outputs, ``StructuredOutputsParams(choice=options)``, so
 the text is exactly one of the options (see :func:`sampling_params`).
@@ -78,6 +84,9 @@ DEFAULT_CPU_KV_CACHE_BYTES = 4 * 2**30
 # vLLM returns the log-probabilities of at most this many chosen tokens a request.
 MAX_SCORED_TOKENS = 128
 DEFAULT_SCORING_CHUNK_TOKENS = 65536
+# A chunk of a list (stored as it ends) holds this many of the engine's full batches (max_num_seqs).
+BATCHES_A_CHUNK = 4
+DEFAULT_MAX_NUM_SEQS = 256
 CPU_BLOCK_SIZE = 32
 
 
@@ -166,6 +175,12 @@ def cpu_cores_for_model(on_cpu: bool) -> Iterator[None]:
         os.environ.pop(RESERVED_CPU_ENV, None)
 
 
+def chunk_size(llm: Any) -> int:
+    """Requests in a chunk of a list: a few of the engine's full batches, so each chunk keeps it busy."""
+    scheduler = getattr(getattr(llm.llm_engine, "vllm_config", None), "scheduler_config", None)
+    return BATCHES_A_CHUNK * (getattr(scheduler, "max_num_seqs", None) or DEFAULT_MAX_NUM_SEQS)
+
+
 def sampling_params(r: Request, max_new_tokens: int) -> Any:
     """The SamplingParams that generate an answer to ``r`` with the run's parameters.
 
@@ -243,6 +258,7 @@ class VLLMModel(SyncBatchModel):
 
         model_config = self.llm.llm_engine.model_config
         self.max_len = model_config.max_model_len
+        self.chunk = chunk_size(self.llm)
         dtype = self.dtype = str(model_config.dtype).removeprefix("torch.")
         self._identity = f"vllm:{name}@{dtype}:{self.max_new_tokens}:{fingerprint(name)}"
 
@@ -274,25 +290,40 @@ class VLLMModel(SyncBatchModel):
                 params.append(sampling_params(r, self.max_new_tokens))
                 prompts.append({"prompt_token_ids": encoded[i]})
                 owners.append(i)
-        for job, logprobs in self._score(scoring):
-            best = max(range(len(logprobs)), key=logprobs.__getitem__)
-            r = requests[job.index]
-            responses[job.index] = Response(text=r.options[best], option_logprobs=tuple(logprobs), prompt_tokens=len(job.ids))
-            if self.progress is not None:
-                self.progress(1)
-        counter = functools.partial(_Finished, self.progress) if self.progress is not None else False
-        outputs = self.llm.generate(prompts, params, use_tqdm=counter) if prompts else []
-        for i, out in zip(owners, outputs):
-            gen = out.outputs[0]
-            tokens = list(gen.token_ids)
-            if tokens and gen.finish_reason == "stop" and gen.stop_reason is None:
-                tokens.pop()  # ended by its end-of-text token, which hf does not count either
-            responses[i] = Response(text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
+        for part in self._score(scoring):
+            for job, logprobs in part:
+                best = max(range(len(logprobs)), key=logprobs.__getitem__)
+                r = requests[job.index]
+                responses[job.index] = Response(text=r.options[best], option_logprobs=tuple(logprobs),
+                                                prompt_tokens=len(job.ids))
+            self._report({job.index: responses[job.index] for job, _ in part})  # type: ignore[misc]
+        # Progress request by request where the runner takes only progress; else chunk by chunk, as stored.
+        counter = (functools.partial(_Finished, self.progress) if self.progress is not None and self.answered is None
+                   else False)
+        for start in range(0, len(prompts), self.chunk):
+            end = start + self.chunk
+            outputs = self.llm.generate(prompts[start:end], params[start:end], use_tqdm=counter)
+            for i, out in zip(owners[start:end], outputs):
+                gen = out.outputs[0]
+                tokens = list(gen.token_ids)
+                if tokens and gen.finish_reason == "stop" and gen.stop_reason is None:
+                    tokens.pop()  # ended by its end-of-text token, which hf does not count either
+                responses[i] = Response(text=gen.text, prompt_tokens=len(encoded[i]), completion_tokens=len(tokens))
+            if self.answered is not None:
+                self.answered({i: responses[i] for i in owners[start:end]})  # type: ignore[misc]
         return responses  # type: ignore[return-value]
 
+    def _report(self, part: dict[int, Response]) -> None:
+        """Hand the runner a finished part of the list to store now (or, without that, move its progress)."""
+        if self.answered is not None:
+            self.answered(part)
+        elif self.progress is not None:
+            self.progress(len(part))
+
     def _score(self, jobs: list[_Scoring]):
-        """(job, the options' log-likelihoods) for each job, in chunks whose prompts fit
-        the KV cache twice over, so the second pass finds the first pass's prompts.
+        """A list of (job, the options' log-likelihoods) for each chunk of jobs, in chunks
+        whose prompts fit the KV cache twice over, so the second pass finds the first
+        pass's prompts, and of at most :attr:`chunk` jobs, each stored as it ends.
 
         First pass: each prompt generates its first option's tokens, forced
         (:mod:`genderprobe.models.vllm_forcing`), reading at each step the
@@ -304,7 +335,7 @@ class VLLMModel(SyncBatchModel):
         budget = self._kv_cache_tokens() // 2
         while jobs:
             size, used = 0, 0
-            while size < len(jobs) and (size == 0 or used + len(jobs[size].ids) <= budget):
+            while size < min(len(jobs), self.chunk) and (size == 0 or used + len(jobs[size].ids) <= budget):
                 used += len(jobs[size].ids)
                 size += 1
             part, jobs = jobs[:size], jobs[size:]
@@ -322,8 +353,8 @@ class VLLMModel(SyncBatchModel):
                 self._read(part, found, [ask for ask, _ in rest],
                            [SamplingParams(max_tokens=1, temperature=0.0, logprob_token_ids=ids, detokenize=False)
                             for _, ids in rest])
-            for n, job in enumerate(part):
-                yield job, [sum(found[n, tuple(tail[:j])][t] for j, t in enumerate(tail)) for tail in job.tails]
+            yield [(job, [sum(found[n, tuple(tail[:j])][t] for j, t in enumerate(tail)) for tail in job.tails])
+                   for n, job in enumerate(part)]
 
     def _read(self, part: list[_Scoring], found: dict, asks: list[tuple[int, tuple[int, ...]]], params) -> None:
         """Run ``asks`` (job, path after its prompt) and keep, in ``found``, each step's
