@@ -16,6 +16,9 @@ Two modes per request:
 - option scoring (``Request.score_options``): the exact log-likelihood of each
   option's tokens after the prompt, no generation; the prompt (and the tokens
   all options start with) is run once, each option continuing from its KV cache;
+- raw-text log-likelihoods (``Request.raw_text``): each continuation's summed
+  log-likelihood after the raw context, tokenized and computed as lm-eval's HFLM
+  does (:mod:`genderprobe.models.loglikelihood`), one row per continuation;
 - constrained answers (``Request.constrain``, ``--constrain-answers``): the same
   scores choose the answer, the exact counterpart of a server's choice
   constraint: greedy (temperature 0 or unset) answers with the most likely
@@ -42,6 +45,7 @@ import numpy as np
 from genderprobe import steps
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
+from genderprobe.models.loglikelihood import encode_pair
 from genderprobe.models.local_prompts import (
     is_greedy,
     local_dir,
@@ -76,6 +80,7 @@ MIN_SHARED_PREFIX = 8
 
 class HFModel(SyncBatchModel):
     supports_option_scoring = True
+    supports_loglikelihood = True
     supports_constrained_answers = True
     greedy_when_unset = True  # no temperature: greedy (see is_greedy)
 
@@ -118,10 +123,13 @@ class HFModel(SyncBatchModel):
 
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
-        encoded = [prompt_ids(self.tokenizer, r) for r in requests]
-        scoring = [i for i, r in enumerate(requests) if r.score_options or r.constrain]
-        generating = [i for i, r in enumerate(requests) if not (r.score_options or r.constrain)]
+        raw = [i for i, r in enumerate(requests) if r.raw_text]
+        encoded = [[] if r.raw_text else prompt_ids(self.tokenizer, r) for r in requests]
+        scoring = [i for i, r in enumerate(requests) if (r.score_options or r.constrain) and not r.raw_text]
+        generating = [i for i, r in enumerate(requests) if not (r.score_options or r.constrain or r.raw_text)]
         with self._torch.inference_mode():
+            if raw:
+                self._score_texts(requests, raw, responses)
             if scoring:
                 self._score(requests, encoded, scoring, responses)
             # Requests of one run share their parameters; group anyway so a
@@ -237,6 +245,51 @@ class HFModel(SyncBatchModel):
         for n, ((row, k), rest) in enumerate(zip(more, rests)):
             targets = torch.tensor(rest[1:], device=logprobs.device)
             scores[rows[row]][k] += float(logprobs[n, : len(rest) - 1].gather(-1, targets[:, None]).sum())
+
+    # -- raw-text log-likelihoods (lm-eval's) -----------------------------------------
+
+    def _score_texts(self, requests, idx, responses) -> None:
+        """Each continuation's log-likelihood after its raw context, one row per (request, continuation):
+        lm-eval's tokens, the row fed without its last token, right-padded (causal attention never
+        looks right, so padding changes no score)."""
+        pairs, scores, tokens = [], {}, {}
+        for i in idx:
+            encoded = [encode_pair(self.tokenizer, requests[i].prompt, option) for option in requests[i].options]
+            if any(not tail for _, tail in encoded):
+                responses[i] = Response.failure("bad_request", "A continuation tokenizes to nothing.")
+                continue
+            longest = max(len(head) + len(tail) for head, tail in encoded) - 1  # the last token is not fed
+            if self.max_positions and longest > self.max_positions:
+                responses[i] = Response.failure(
+                    "context_length", f"The text has {longest} tokens and the model takes {self.max_positions}.")
+            else:
+                scores[i], tokens[i] = [0.0] * len(encoded), sum(len(h) + len(t) for h, t in encoded)
+                pairs += [(i, k, head, tail) for k, (head, tail) in enumerate(encoded)]
+        batches = self._plan([len(h) + len(t) - 1 for _, _, h, t in pairs], extra=0, budget=self.score_batch_tokens)
+        with steps.step(f"scoring {len(pairs):,} continuations on local weights", total=len(batches),
+                        unit="batches") as scoring:
+            for batch in batches:
+                self._run_or_split(batch, lambda b: self._score_text_batch([pairs[j] for j in b], scores))
+                scoring.advance()
+        for i, logprobs in scores.items():
+            options = requests[i].options
+            responses[i] = Response(text=options[int(np.argmax(logprobs))], option_logprobs=tuple(logprobs),
+                                    prompt_tokens=tokens[i])
+
+    def _score_text_batch(self, pairs, scores) -> None:
+        torch = self._torch
+        rows = [(head + tail)[:-1] for _, _, head, tail in pairs]
+        ids = torch.full((len(rows), max(map(len, rows))), self.pad_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[n, : len(row)] = 1
+        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+        for n, (i, k, head, tail) in enumerate(pairs):
+            start = len(head) - 1  # the position whose logits predict the continuation's first token
+            here = torch.log_softmax(logits[n, start : start + len(tail)].float(), dim=-1)
+            targets = torch.tensor(tail, device=here.device)
+            scores[i][k] = float(here.gather(-1, targets[:, None]).sum())
 
     # -- generation --------------------------------------------------------------
 
