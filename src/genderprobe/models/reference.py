@@ -46,6 +46,7 @@ MIRROR = {"biased": "biased-female", "biased-female": "biased"}
 class ReferenceModel(SyncBatchModel):
     cacheable = False
     supports_option_scoring = True
+    supports_loglikelihood = True
     # Every persona already answers with one of the options (the probe's oracle
     # names options), so --constrain-answers changes nothing here.
     supports_constrained_answers = True
