@@ -157,6 +157,8 @@ def _digest(request: Request, salt: str = "") -> int:
         turns = messages[0][1]
     else:
         turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
+    if request.raw_text:  # continuations of one context (CrowS-Pairs: an empty one) differ in them alone
+        turns += "\x00" + "\x00".join(request.options)
     p = request.params
     key = f"{salt}{p.seed or 0}\x00{p.temperature}\x00{request.repetition}\x00{turns}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
