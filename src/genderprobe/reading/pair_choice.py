@@ -117,7 +117,8 @@ def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str,
             pick = int(np.argmax(lls[n]))  # the first on a tie, as lm-eval's np.argmax
             first[n] = float(pick == 0)
             chosen[pick] += 1
-            record.update(loglikelihoods=list(map(float, lls[n])), chosen=pick, code=("first", "second")[pick])
+            record.update(answer=item.continuations[pick], loglikelihoods=list(map(float, lls[n])), chosen=pick,
+                          code=("first", "second")[pick])
         else:
             errors += 1
             record["code"] = "error"
