@@ -252,7 +252,7 @@ class HFModel(SyncBatchModel):
         """Each continuation's log-likelihood after its raw context, one row per (request, continuation):
         lm-eval's tokens, the row fed without its last token, right-padded (causal attention never
         looks right, so padding changes no score)."""
-        pairs, scores, tokens = [], {}, {}
+        rows, scores, tokens = {}, {}, {}
         for i in idx:
             encoded = [encode_pair(self.tokenizer, requests[i].prompt, option) for option in requests[i].options]
             if any(not tail for _, tail in encoded):
@@ -264,12 +264,18 @@ class HFModel(SyncBatchModel):
                     "context_length", f"The text has {longest} tokens and the model takes {self.max_positions}.")
             else:
                 scores[i], tokens[i] = [0.0] * len(encoded), sum(len(h) + len(t) for h, t in encoded)
-                pairs += [(i, k, head, tail) for k, (head, tail) in enumerate(encoded)]
-        batches = self._plan([len(h) + len(t) - 1 for _, _, h, t in pairs], extra=0, budget=self.score_batch_tokens)
-        with steps.step(f"scoring {len(pairs):,} continuations on local weights", total=len(batches),
+                rows[i] = [(i, k, head, tail) for k, (head, tail) in enumerate(encoded)]
+        todo = list(rows)
+        # A request's continuations share its batch, so the progress counts requests; each is as wide as
+        # its longest row times its rows.
+        widths = [len(rows[i]) * (max(len(h) + len(t) for _, _, h, t in rows[i]) - 1) for i in todo]
+        batches = self._plan(widths, extra=0, budget=self.score_batch_tokens)
+        with steps.step(f"scoring the continuations of {len(todo):,} texts on local weights", total=len(batches),
                         unit="batches") as scoring:
             for batch in batches:
-                self._run_or_split(batch, lambda b: self._score_text_batch([pairs[j] for j in b], scores))
+                requests_in = [todo[b] for b in batch]
+                self._run_or_split(requests_in, lambda b: self._score_text_batch([r for i in b for r in rows[i]],
+                                                                                 scores))
                 scoring.advance()
         for i, logprobs in scores.items():
             options = requests[i].options
