@@ -48,20 +48,28 @@ def prefix_token_id(tokenizer: Any) -> int:
 
 
 def encode_pair(tokenizer: Any, context: str, continuation: str) -> tuple[list[int], list[int]]:
-    """The context's and the continuation's tokens, as lm-eval's HFLM makes them.
+    """The context's and the continuation's tokens, as lm-eval's HFLM makes them (``add_bos_token`` unset).
 
-    Spaces that end the context move to the continuation; the continuation's
-    tokens are those of context + continuation after the context's own, so a
-    word split across the join is tokenized as the model saw it in training.
-    No special tokens are added; an empty context is the prefix token alone."""
-
-    def ids(text: str) -> list[int]:
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
+    Spaces that end the context move to the continuation; the continuation's tokens are those of
+    context + continuation after the context's own, so a word split across the join is tokenized as
+    the model saw it in training. Texts get the tokenizer's own special tokens (a Llama tokenizer's
+    BOS), unless they start with the prefix token's text. An empty context is the prefix token alone,
+    before the continuation's tokens without special tokens (or their first, where it is that token)."""
+    prefix = prefix_token_id(tokenizer)
     if context == "":
-        return [prefix_token_id(tokenizer)], ids(continuation)
+        tail = _ids(tokenizer, continuation, special=False)
+        return ([prefix], tail) if tail[:1] != [prefix] else (tail[:1], tail[1:])
     spaces = len(context) - len(context.rstrip())
     if spaces:
         context, continuation = context[:-spaces], context[-spaces:] + continuation
+    marker = tokenizer.decode(prefix)
+
+    def ids(text: str) -> list[int]:
+        return _ids(tokenizer, text, special=not (marker and text.startswith(marker)))
+
     whole, head = ids(context + continuation), ids(context)
     return head, whole[len(head):]
+
+
+def _ids(tokenizer: Any, text: str, special: bool) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=special)["input_ids"])
