@@ -108,6 +108,71 @@ def run_lm_eval(venv: Path, model: Path, tasks: Sequence[tuple[str, Sequence[Map
         shutil.rmtree(work, ignore_errors=True)
 
 
+# -- the items of our runs as lm-eval's tasks read them ---------------------------------------------
+
+GOTCHA_TASKS = ("winogender_gotcha", "winogender_gotcha_female", "winogender_gotcha_male")
+
+
+def winogender_doc(item: Any) -> dict:
+    """A sentence as the Hugging Face dataset lm-eval reads holds it (oskarvanderwal/winogender's fields)."""
+    return {"sentid": item.sentid, "sentence": item.sentence, "pronoun": item.pronoun, "occupation": item.occupation,
+            "participant": item.participant, "gender": item.gender, "label": item.label}
+
+
+def crows_doc(pair: Any) -> dict:
+    """A pair as lm-eval's crows_pairs_multilingual holds it (its English file's columns)."""
+    return {"sent_more": pair.sent_more, "sent_less": pair.sent_less, "stereo_antistereo": pair.direction,
+            "bias_type": "gender"}
+
+
+def same_items(sentids: set[str], crows_rows: set[int]) -> list[tuple[str, list[dict]]]:
+    """lm-eval's seven winogender tasks and crows_pairs_english_gender on the items our runs asked (the gotcha
+    tasks read the gotcha file, the others the whole one; each task's own filter keeps its gender)."""
+    from genderprobe.studies.crows_pairs.dataset import pairs
+    from genderprobe.studies.winogender.dataset import items
+    from genderprobe.studies.winogender.probe import LM_EVAL_TASKS
+
+    asked = [i for i in items() if i.sentid in sentids]
+    docs = {False: [winogender_doc(i) for i in asked], True: [winogender_doc(i) for i in asked if i.gotcha]}
+    tasks = [(f"winogender/{'winogender' if task == 'winogender_all' else task}.yaml", docs[task in GOTCHA_TASKS])
+             for task in LM_EVAL_TASKS.values()]
+    tasks.append(("crows_pairs/crows_pairs_english_gender.yaml",
+                  [crows_doc(p) for p in pairs() if p.row in crows_rows]))
+    return tasks
+
+
+def differences(ours: Mapping[str, Any], theirs: Mapping[str, Any], tolerance: float) -> tuple[list[str], float]:
+    """Every continuation's log-likelihood and every lm-eval aggregate (and its number of items) where our runs
+    (probe name -> RunOutput) and lm-eval's differ by more than ``tolerance`` (none when they agree), and the
+    largest difference seen."""
+    from genderprobe.studies.winogender.probe import LM_EVAL_TASKS
+
+    found, largest = [], 0.0
+    scored = {r["sentid"]: r["loglikelihoods"] for r in ours["winogender"].records}
+    scored.update({(r["continuations"][0], r["continuations"][1]): r["loglikelihoods"]
+                   for r in ours["crows-pairs"].records})
+    aggregates = {task: (ours["winogender"].result.metrics[m], {"acc": None}) for m, task in LM_EVAL_TASKS.items()}
+    crows = ours["crows-pairs"].result.metrics
+    aggregates["crows_pairs_english_gender"] = (None, {"pct_stereotype": crows["pct_stereotype"],
+                                                       "likelihood_diff": crows["likelihood_diff"]})
+    for task, (estimate, names) in aggregates.items():
+        for sample in theirs[task]["samples"]:
+            doc = sample["doc"]
+            key = doc["sentid"] if "sentid" in doc else (doc["sent_more"], doc["sent_less"])
+            for mine, other in zip(scored[key], sample["loglikelihoods"], strict=True):
+                largest = max(largest, abs(mine - other))
+                if abs(mine - other) > tolerance:
+                    found.append(f"{task} {key}: ours {mine}, lm-eval {other}")
+        for name, mine in names.items():
+            mine = mine or estimate
+            other = theirs[task]["metrics"][f"{name},none"]
+            largest = max(largest, abs(mine.value - other))
+            if abs(mine.value - other) > tolerance or mine.n != len(theirs[task]["samples"]):
+                found.append(f"{task} {name}: ours {mine.value} of {mine.n}, lm-eval {other} of "
+                             f"{len(theirs[task]['samples'])}")
+    return found, largest
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--install"]:
         sys.exit("usage: python3 tests/lm_eval_parity.py --install")
