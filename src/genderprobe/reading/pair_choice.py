@@ -78,7 +78,7 @@ class PairItem:
 class PairAnswers:
     first: np.ndarray  # per item: the share of its read answers that chose the first choice (NaN: none read)
     loglikelihoods: np.ndarray | None  # per item, both continuations' (the log-likelihood way)
-    position: PositionEvidence
+    position: PositionEvidence | None  # None for log-likelihoods: each continuation is scored alone, in no order
     losses: Any  # LossReport
     evidence: dict[str, list[dict]]
     counts: dict[str, int]
@@ -109,14 +109,13 @@ def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str,
     first = np.full(len(items), np.nan)
     lls = np.full((len(items), 2), np.nan)
     evidence: dict[str, list[dict]] = {"first": [], "second": [], "error": []}
-    errors, chosen = 0, [0, 0]
+    errors = 0
     for n, (item, request, response) in enumerate(zip(items, requests, responses)):
         record = {"item": n, **item.fields, "context": request.prompt, "continuations": list(item.continuations)}
         if response.ok and response.option_logprobs is not None and len(response.option_logprobs) == 2:
             lls[n] = response.option_logprobs
             pick = int(np.argmax(lls[n]))  # the first on a tie, as lm-eval's np.argmax
             first[n] = float(pick == 0)
-            chosen[pick] += 1
             record.update(answer=item.continuations[pick], loglikelihoods=list(map(float, lls[n])), chosen=pick,
                           code=("first", "second")[pick])
         else:
@@ -131,7 +130,7 @@ def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str,
     losses = loss_report([it.group for it in items], {"undetected": none, "refusal": none}, by=by[0],
                          order=_order(by, items))
     counts = {"items": len(items), "attempts": len(items) - errors, "errors": errors, "undetected": 0, "refusals": 0}
-    return PairAnswers(first, lls, PositionEvidence(chosen, None, None, scored=True), losses, evidence, counts)
+    return PairAnswers(first, lls, None, losses, evidence, counts)
 
 
 def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int,
