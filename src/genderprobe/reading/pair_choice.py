@@ -95,11 +95,13 @@ def _oracle(item: PairItem, names: Sequence[str]) -> dict[str, Any]:
 
 
 def ask_pairs(ctx: RunContext, items: Sequence[PairItem], method: str, repetitions: int = 1,
-              groups: tuple[str, Sequence[str]] = ("group", ())) -> PairAnswers:
-    """Ask ``items`` the way ``method`` names; ``groups``: what losses are counted by, and its groups in order."""
+              groups: tuple[str, Sequence[str]] = ("group", ()),
+              careful: Callable[[str | None, Sequence[str]], str | None] = read_careful) -> PairAnswers:
+    """Ask ``items`` the way ``method`` names; ``groups``: what losses are counted by, and its groups in order;
+    ``careful``: the generation way's reader (answer, option texts as shown) -> letter or None."""
     if method == "loglikelihood":
         return _by_loglikelihood(ctx, items, groups)
-    return _by_generation(ctx, items, repetitions, groups)
+    return _by_generation(ctx, items, repetitions, groups, careful)
 
 
 def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str, Sequence[str]]) -> PairAnswers:
@@ -133,8 +135,8 @@ def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str,
     return PairAnswers(first, lls, None, losses, evidence, counts)
 
 
-def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int,
-                   by: tuple[str, Sequence[str]]) -> PairAnswers:
+def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int, by: tuple[str, Sequence[str]],
+                   careful: Callable[[str | None, Sequence[str]], str | None]) -> PairAnswers:
     system = (("system", ctx.system_prompt),) if ctx.system_prompt else ()
     plan = [(n, o, r) for n in range(len(items)) for o in range(len(ORDERS)) for r in range(repetitions)]
     requests = []
@@ -145,7 +147,7 @@ def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int,
         requests.append(Request(system + (("user", item.prompt(shown)),), ctx.generation, r, OPTIONS,
                                 ctx.score_options, _oracle(item, letters), ctx.constrain_answers))
     responses = ctx.ask(requests)
-    readers = OptionReaders(CAREFUL, read_strict, read_careful, is_refusal, LETTERS)
+    readers = OptionReaders(CAREFUL, read_strict, careful, is_refusal, LETTERS)
     picked = np.zeros((len(items), 2, 2))  # item, reader (used, other), choice
     grid = np.full((len(items), len(ORDERS), repetitions), -1)  # the position chosen, for the position guard
     evidence: dict[str, list[dict]] = {"first": [], "second": [], "undetected": [], "error": []}

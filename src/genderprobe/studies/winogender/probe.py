@@ -28,6 +28,7 @@ from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams
 from genderprobe.reading.pair_choice import METHODS, PairItem, ask_pairs
+from genderprobe.studies.winogender.reading import read_answer
 from genderprobe.studies.winogender.dataset import GENDERS, N_ITEMS, Item, items, lm_eval_choices, lm_eval_context
 
 # The generation way: a short answer, read as a letter.
@@ -111,7 +112,7 @@ class Winogender(Probe):
         chosen = sample_items(N_ITEMS, self.params.sample_k, ctx.seed)
         asked = [items()[i] for i in chosen]
         answers = ask_pairs(ctx, [pair_item(item) for item in asked], self.params.method,
-                            self.params.num_repetitions, ("pronoun gender", GENDERS))
+                            self.params.num_repetitions, ("pronoun gender", GENDERS), read_answer)
         metrics, tables, charts_, breakdowns = measures(asked, answers.first, ctx)
         metrics.update(answers.losses.metrics())
         tables.append(answers.losses.table())
