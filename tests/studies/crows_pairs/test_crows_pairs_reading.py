@@ -12,3 +12,4 @@ def test_the_careful_reader_misreads_nothing_and_loses_few_clear_choices():
     careful = check("crows-pairs", lambda x: read_careful(x["answer"], x["options"]), max_lost_clear=MAX_LOST_CLEAR)
     strict = score(load("crows-pairs"), lambda x: read_strict(x["answer"]))
     assert careful.correct > strict.correct
+    assert sum(x["source"].startswith("smollm2") for x in load("crows-pairs")) >= 20
