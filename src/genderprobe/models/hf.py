@@ -45,7 +45,6 @@ import numpy as np
 from genderprobe import steps
 from genderprobe.errors import UserError
 from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
-from genderprobe.models.loglikelihood import encode_pair
 from genderprobe.models.local_prompts import (
     is_greedy,
     local_dir,
@@ -54,6 +53,7 @@ from genderprobe.models.local_prompts import (
     request_seed,
     split_spec,
 )
+from genderprobe.models.loglikelihood import encode_pair
 
 SETTINGS: dict[str, type] = {
     "device": str,

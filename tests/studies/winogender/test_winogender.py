@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from genderprobe.interfaces.api import RunConfig, run_probe
-from genderprobe.studies.winogender.dataset import N_ITEMS, items, lm_eval_choices, lm_eval_context, statistics
+from genderprobe.studies.winogender.dataset import (
+    N_ITEMS,
+    items,
+    lm_eval_choices,
+    lm_eval_context,
+    statistics,
+)
 
 CONFIG = RunConfig(keep_records=False, seed=7, n_resamples=200)
 

@@ -23,7 +23,15 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import sample_items
 from genderprobe.analysis.stats import bootstrap_ratio, group_seed
-from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.contract import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams
 from genderprobe.reading.pair_choice import METHODS, PairItem, ask_pairs

@@ -23,13 +23,34 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import sample_items
-from genderprobe.analysis.stats import Estimate, bootstrap_ratio, bootstrap_statistic, group_seed, rowwise_pearson
-from genderprobe.contract import Headline, Probe, ProbeResult, RunContext, Table, count_in_range, option
+from genderprobe.analysis.stats import (
+    Estimate,
+    bootstrap_ratio,
+    bootstrap_statistic,
+    group_seed,
+    rowwise_pearson,
+)
+from genderprobe.contract import (
+    Headline,
+    Probe,
+    ProbeResult,
+    RunContext,
+    Table,
+    count_in_range,
+    option,
+)
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams
 from genderprobe.reading.pair_choice import METHODS, PairItem, ask_pairs
+from genderprobe.studies.winogender.dataset import (
+    GENDERS,
+    N_ITEMS,
+    Item,
+    items,
+    lm_eval_choices,
+    lm_eval_context,
+)
 from genderprobe.studies.winogender.reading import read_answer
-from genderprobe.studies.winogender.dataset import GENDERS, N_ITEMS, Item, items, lm_eval_choices, lm_eval_context
 
 # The generation way: a short answer, read as a letter.
 GENERATION = GenerationParams(temperature=0.0, max_tokens=300)
