@@ -434,6 +434,11 @@ class Probe(ABC):
         """The probe's parameters as written to results."""
         return dataclasses.asdict(self.params)
 
+    def asks_loglikelihood(self) -> bool:
+        """Whether this run asks for raw-text log-likelihoods (``Request.raw_text``), which only some
+        backends give (``Model.supports_loglikelihood``): the run is refused on the others before it starts."""
+        return False
+
     def headlines(self) -> list[Headline]:
         """This run's headline metrics; override where parameters rename them."""
         return list(self.headline)

@@ -65,6 +65,9 @@ def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
         "multilingual-pronouns": ["--languages", "en", "--repetitions", "1", "--words", "10"],
         "multilingual-dialogue": ["--languages", "en", "--dialogues", "1", "--max-rounds", "1",
                                   "--judge-max-tokens", "16"],
+        # Their log-likelihood way on hf: is tested against lm-eval's own code (test_*_parity.py).
+        "winogender": ["--sample-k", "3", "--method", "generation"],
+        "crows-pairs": ["--sample-k", "3", "--method", "generation"],
     }
 
 
@@ -181,6 +184,8 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
         "multilingual-pronouns": {"languages": ("en",), "num_repetitions": 1, "words_k": 10},
         "multilingual-dialogue": {"languages": ("en",), "dialogues_per_pairing": 1, "max_rounds": 1,
                                   "judge_max_tokens": 16},
+        "winogender": {"sample_k": 3, "method": "generation"},
+        "crows-pairs": {"sample_k": 3, "method": "generation"},
     }
 
 

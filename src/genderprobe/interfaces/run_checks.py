@@ -55,8 +55,11 @@ def _check_against_probe(probe: Any, config: Any) -> None:
         raise UserError(f"Probe '{name}' has no closed-choice answers a judge could read; drop --reader-judge.")
 
 
-def check_model(model: Any, config: Any) -> None:
+def check_model(model: Any, config: Any, probe: Any = None) -> None:
     """The options against the model the run opened: what its backend can do."""
+    if probe is not None and probe.asks_loglikelihood() and not model.supports_loglikelihood:
+        raise UserError(f"Probe '{probe.name}' asks for log-likelihoods of raw text, which '{model.spec}' cannot "
+                        "give (local weights can: hf:PATH); ask it by generation with --method generation.")
     if config.score_options and not model.supports_option_scoring:
         raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
     if config.constrain_answers and not model.supports_constrained_answers:

@@ -67,7 +67,7 @@ def open_run(probe: Any, config: Any, records_format: str) -> Iterator[OpenRun]:
     with steps.step(f"opening {config.model}"):  # local weights take a while to load
         run.models["model"], concurrency = _open_model(config)
     try:
-        check_model(run.model, config)
+        check_model(run.model, config, probe)
         for role in ROLES[1:]:
             spec = getattr(config, role)
             if spec:

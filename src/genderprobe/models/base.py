@@ -61,6 +61,12 @@ class Request:
         (``--constrain-answers``: vLLM's structured-outputs choice, OpenAI's
         structured outputs, the most likely option on hf). Part of the cache key,
         so constrained answers never mix with free ones.
+    raw_text: the prompt is raw text and ``options`` its continuations, scored as
+        lm-evaluation-harness scores them (:mod:`genderprobe.models.loglikelihood`):
+        no chat template, each continuation exactly as written (its leading space
+        included), ``option_logprobs`` the summed log-likelihood of its tokens.
+        Built by :func:`genderprobe.models.loglikelihood.loglikelihood_request`;
+        part of the cache key.
     oracle: what each calibration persona answers ({"unbiased": "(a)",
         "biased": "(b)", "biased-female": "(a)"}); a value may be a tuple of
         candidates for ``reference:random``. Real backends ignore it and it is not
@@ -77,6 +83,7 @@ class Request:
     score_options: bool = False
     oracle: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     constrain: bool = False
+    raw_text: bool = False
 
     @classmethod
     def user(cls, prompt: str, system: str | None = None, **kwargs: Any) -> Request:
@@ -99,6 +106,8 @@ class Request:
             identity["score_options"] = list(self.options)
         if self.constrain:
             identity["constrain"] = list(self.options)
+        if self.raw_text:
+            identity["raw_text"] = True
         return identity
 
 
@@ -154,6 +163,8 @@ class Model(ABC):
     cacheable: bool = True
     batch_native: bool = False
     supports_option_scoring: bool = False
+    # Scores Request.raw_text requests: continuations of raw text, as lm-eval does.
+    supports_loglikelihood: bool = False
     # Answers only with one of Request.options when Request.constrain asks it.
     supports_constrained_answers: bool = False
     # One sentence for each thing the backend changed to be answered (a field

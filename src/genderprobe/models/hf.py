@@ -16,6 +16,9 @@ Two modes per request:
 - option scoring (``Request.score_options``): the exact log-likelihood of each
   option's tokens after the prompt, no generation; the prompt (and the tokens
   all options start with) is run once, each option continuing from its KV cache;
+- raw-text log-likelihoods (``Request.raw_text``): each continuation's summed
+  log-likelihood after the raw context, tokenized and computed as lm-eval's HFLM
+  does (:mod:`genderprobe.models.loglikelihood`), one row per continuation;
 - constrained answers (``Request.constrain``, ``--constrain-answers``): the same
   scores choose the answer, the exact counterpart of a server's choice
   constraint: greedy (temperature 0 or unset) answers with the most likely
@@ -30,6 +33,7 @@ changes between transformers releases.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +54,7 @@ from genderprobe.models.local_prompts import (
     request_seed,
     split_spec,
 )
+from genderprobe.models.loglikelihood import encode_pair
 
 SETTINGS: dict[str, type] = {
     "device": str,
@@ -76,6 +81,7 @@ MIN_SHARED_PREFIX = 8
 
 class HFModel(SyncBatchModel):
     supports_option_scoring = True
+    supports_loglikelihood = True
     supports_constrained_answers = True
     greedy_when_unset = True  # no temperature: greedy (see is_greedy)
 
@@ -118,10 +124,13 @@ class HFModel(SyncBatchModel):
 
     def generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
-        encoded = [prompt_ids(self.tokenizer, r) for r in requests]
-        scoring = [i for i, r in enumerate(requests) if r.score_options or r.constrain]
-        generating = [i for i, r in enumerate(requests) if not (r.score_options or r.constrain)]
+        raw = [i for i, r in enumerate(requests) if r.raw_text]
+        encoded = [[] if r.raw_text else prompt_ids(self.tokenizer, r) for r in requests]
+        scoring = [i for i, r in enumerate(requests) if (r.score_options or r.constrain) and not r.raw_text]
+        generating = [i for i, r in enumerate(requests) if not (r.score_options or r.constrain or r.raw_text)]
         with self._torch.inference_mode():
+            if raw:
+                self._score_texts(requests, raw, responses)
             if scoring:
                 self._score(requests, encoded, scoring, responses)
             # Requests of one run share their parameters; group anyway so a
@@ -234,6 +243,61 @@ class HFModel(SyncBatchModel):
         for n, ((row, k), rest) in enumerate(zip(more, rests)):
             targets = torch.tensor(rest[1:], device=logprobs.device)
             scores[rows[row]][k] += float(logprobs[n, : len(rest) - 1].gather(-1, targets[:, None]).sum())
+
+    # -- raw-text log-likelihoods (lm-eval's) -----------------------------------------
+
+    def _score_texts(self, requests, idx, responses) -> None:
+        """Each continuation's log-likelihood after its raw context, one row per (request, continuation):
+        lm-eval's tokens, the row fed without its last token, right-padded (causal attention never
+        looks right, so padding changes no score)."""
+        rows, scores, tokens = {}, {}, {}
+        for i in idx:
+            encoded = [encode_pair(self.tokenizer, requests[i].prompt, option) for option in requests[i].options]
+            if any(not tail for _, tail in encoded):
+                responses[i] = Response.failure("bad_request", "A continuation tokenizes to nothing.")
+                continue
+            longest = max(len(head) + len(tail) for head, tail in encoded) - 1  # the last token is not fed
+            if self.max_positions and longest > self.max_positions:
+                responses[i] = Response.failure(
+                    "context_length", f"The text has {longest} tokens and the model takes {self.max_positions}.")
+            else:
+                scores[i], tokens[i] = [0.0] * len(encoded), sum(len(h) + len(t) for h, t in encoded)
+                rows[i] = [(i, k, head, tail) for k, (head, tail) in enumerate(encoded)]
+        todo = list(rows)
+        # A request's continuations share its batch, so the progress counts requests; each is as wide as
+        # its longest row times its rows.
+        widths = [len(rows[i]) * (max(len(h) + len(t) for _, _, h, t in rows[i]) - 1) for i in todo]
+        batches = self._plan(widths, extra=0, budget=self.score_batch_tokens)
+        score = functools.partial(self._score_text_requests, requests, rows, scores, tokens, responses)
+        score = functools.partial(self._score_text_requests, requests, rows, scores, tokens, responses)
+        with steps.step(f"scoring the continuations of {len(todo):,} texts on local weights", total=len(batches),
+                        unit="batches") as scoring:
+            for batch in batches:
+                self._run_or_split([todo[b] for b in batch], score, responses)
+                scoring.advance()
+
+    def _score_text_requests(self, requests, rows, scores, tokens, responses, batch) -> None:
+        """Score a batch of requests' continuations and answer each (the runner may store them at once)."""
+        self._score_text_batch([r for i in batch for r in rows[i]], scores)
+        for i in batch:
+            logprobs = scores[i]
+            responses[i] = Response(text=requests[i].options[int(np.argmax(logprobs))],
+                                    option_logprobs=tuple(logprobs), prompt_tokens=tokens[i])
+
+    def _score_text_batch(self, pairs, scores) -> None:
+        torch = self._torch
+        rows = [(head + tail)[:-1] for _, _, head, tail in pairs]
+        ids = torch.full((len(rows), max(map(len, rows))), self.pad_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[n, : len(row)] = 1
+        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+        for n, (i, k, head, tail) in enumerate(pairs):
+            start = len(head) - 1  # the position whose logits predict the continuation's first token
+            here = torch.log_softmax(logits[n, start : start + len(tail)].float(), dim=-1)
+            targets = torch.tensor(tail, device=here.device)
+            scores[i][k] = float(here.gather(-1, targets[:, None]).sum())
 
     # -- generation --------------------------------------------------------------
 

@@ -46,6 +46,7 @@ MIRROR = {"biased": "biased-female", "biased-female": "biased"}
 class ReferenceModel(SyncBatchModel):
     cacheable = False
     supports_option_scoring = True
+    supports_loglikelihood = True
     # Every persona already answers with one of the options (the probe's oracle
     # names options), so --constrain-answers changes nothing here.
     supports_constrained_answers = True
@@ -175,6 +176,8 @@ class _Draws:
             turns = messages[0][1]
         else:
             turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
+        if request.raw_text:  # continuations of one context (CrowS-Pairs: an empty one) differ in them alone
+            turns += "\x00" + "\x00".join(request.options)
         key = f"{salt}{self._prefix}{request.repetition}\x00{turns}".encode()
         return int.from_bytes(blake2b(key, digest_size=8).digest(), "little")
 

@@ -121,11 +121,12 @@ def test_paired_scores_rebuild_the_headline(tmp_path, scored):
         assert scores.value() == pytest.approx(out.result.metrics[name].value, abs=1e-9)
 
 
-def test_the_classic_preset_runs_both_benchmarks(tmp_path):
+def test_the_classic_preset_runs_the_four_classic_benchmarks(tmp_path):
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-m", "genderprobe", "suite", "--preset", "classic", "--model",
                            "reference:biased", "--limit", "10", "--out", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "reference-biased").iterdir()) == ["stereoset", "winobias"]
+    assert sorted(p.name for p in (tmp_path / "reference-biased").iterdir()) == [
+        "crows-pairs", "stereoset", "winobias", "winogender"]

@@ -79,6 +79,7 @@ class RayPool(Model):
         self._identity = first["identity"]
         self.cacheable = first["cacheable"]
         self.supports_option_scoring = first["supports_option_scoring"]
+        self.supports_loglikelihood = first.get("supports_loglikelihood", False)
         self.supports_constrained_answers = first.get("supports_constrained_answers", False)
         self._local_weights = first["batch_native"]
         self.greedy_when_unset = first.get("greedy_when_unset", False)

@@ -72,6 +72,7 @@ class BackendWorker:
             "cacheable": m.cacheable,
             "batch_native": m.batch_native,
             "supports_option_scoring": m.supports_option_scoring,
+            "supports_loglikelihood": m.supports_loglikelihood,
             "supports_constrained_answers": m.supports_constrained_answers,
             "greedy_when_unset": m.greedy_when_unset,
             "dtype": m.dtype,

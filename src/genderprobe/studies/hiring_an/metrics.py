@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from genderprobe.analysis.genderbench_stats import Bootstrapped, _numpy_twin
 from genderprobe.analysis.bounded_line import BOUNDS, MIN_SPREAD, bounded_line, no_spread
+from genderprobe.analysis.genderbench_stats import Bootstrapped, _numpy_twin
 from genderprobe.studies.hiring_an.dataset import GENDERS, LEVELS
 
 _BLOCK_CELLS = 4_000_000

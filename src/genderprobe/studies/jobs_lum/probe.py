@@ -21,6 +21,7 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from genderprobe import charts
+from genderprobe.analysis.bounded_line import MIN_SPREAD, bounded_line, no_spread
 from genderprobe.analysis.genderbench_stats import (
     REVERSE_STEREOTYPE_NOTE,
     Bootstrapped,
@@ -40,7 +41,6 @@ from genderprobe.reading.stories import (
     story_result,
     undetected_rates,
 )
-from genderprobe.analysis.bounded_line import MIN_SPREAD, bounded_line, no_spread
 from genderprobe.studies.hiring_an.dataset import roles
 
 TEMPLATE = ("I am writing a novel and I need a character who works as a/an {job}. "
