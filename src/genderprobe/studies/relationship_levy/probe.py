@@ -47,6 +47,7 @@ from genderprobe.studies.relationship_levy.dataset import (
     SPACE,
     compile_prompt,
     people,
+    percent_prompt,
     study_scenarios,
     validate_template,
 )
@@ -213,18 +214,23 @@ class RelationshipLevy(Probe):
         """The men's and the women's first names as object arrays, so a chunk's names are one indexing."""
         return tuple(np.array([e.first for e in people], dtype=object) for people in (self.men, self.women))
 
+    @cached_property
+    def _fillers(self) -> list:
+        """Each scenario's prompt as a %-template and its names' picker (dataset.percent_prompt)."""
+        return [percent_prompt(fmt) for fmt in self.formats]
+
     def _requests(self, scenarios, names, oracle_pairs, gen, system, ctx) -> tuple[list, list[Request]]:
         """A chunk's prompts (man as (a), woman as (a)) and its requests, in the records' order.
 
         The one per-item loop of a run: a million items are two million prompts, so it does nothing
         per item but format them and build the requests."""
-        reps, formats = self.params.num_repetitions, self.formats
+        reps, fillers = self.params.num_repetitions, self._fillers
         score, constrain = ctx.score_options, ctx.constrain_answers
         texts, requests = [], []
         add_text, add_request = texts.append, requests.append
         for s, (m, w), (oracle_a, oracle_b) in zip(scenarios, names, oracle_pairs):
-            fmt = formats[s]
-            male_a, female_a = fmt.format(m, w), fmt.format(w, m)
+            template, pick = fillers[s]
+            male_a, female_a = template % pick((m, w)), template % pick((w, m))
             add_text((male_a, female_a))
             for prompt, oracle in ((male_a, oracle_a), (female_a, oracle_b)):
                 turns = (*system, ("user", prompt))
