@@ -196,8 +196,7 @@ class AnswerCounts:
         grid = answered.reshape(-1, 2, self.reps)  # item, option (a) the man / the woman, repetition
         for kind, flags in lost.items():
             per_item = np.column_stack([grid.sum(2), (flags.reshape(grid.shape) & grid).sum(2)])
-            found, times = np.unique(per_item, axis=0, return_counts=True)
-            for row, k in zip(map(tuple, found.tolist()), times.tolist()):
+            for row, k in _profile_counts(per_item, self.reps + 1):
                 self.profiles[kind][row] = self.profiles[kind].get(row, 0) + k
 
     def _add_probabilities(self, start, n, responses) -> None:
@@ -238,3 +237,22 @@ class AnswerCounts:
         limit = _MAX_UNDETECTED_EVIDENCE if code in (UNDETECTED, ERROR) else _EVIDENCE_PER_CODE
         if len(bucket) >= limit:
             self.full_evidence.add(code)
+
+
+def _profile_counts(rows: np.ndarray, base: int) -> list[tuple[tuple[int, ...], int]]:
+    """Each distinct row (whole numbers below ``base``) with how often it occurs, rows in ascending order.
+
+    What np.unique(rows, axis=0) gives, by counting instead of sorting every row: each row is read as
+    one number in ``base`` (the first column the most significant, so ascending numbers are ascending
+    rows). A base too large to count every possible row in falls back to the sort."""
+    width = rows.shape[1]
+    if base**width > 1 << 20:
+        found, times = np.unique(rows, axis=0, return_counts=True)
+        return list(zip(map(tuple, found.tolist()), times.tolist()))
+    number = np.zeros(len(rows), np.int64)
+    for column in rows.T:
+        number = number * base + column
+    times = np.bincount(number, minlength=base**width)
+    found = np.flatnonzero(times)
+    digits = [(found // base**(width - 1 - c)) % base for c in range(width)]
+    return list(zip(map(tuple, np.column_stack(digits).tolist()), times[found].tolist()))

@@ -47,6 +47,7 @@ from genderprobe.studies.relationship_levy.dataset import (
     SPACE,
     compile_prompt,
     people,
+    percent_prompt,
     study_scenarios,
     validate_template,
 )
@@ -208,6 +209,35 @@ class RelationshipLevy(Probe):
         m, w = self.men[man].first, self.women[woman].first
         return fmt.format(m, w), fmt.format(w, m)
 
+    @cached_property
+    def _first_names(self) -> tuple[np.ndarray, np.ndarray]:
+        """The men's and the women's first names as object arrays, so a chunk's names are one indexing."""
+        return tuple(np.array([e.first for e in people], dtype=object) for people in (self.men, self.women))
+
+    @cached_property
+    def _fillers(self) -> list:
+        """Each scenario's prompt as a %-template and its names' picker (dataset.percent_prompt)."""
+        return [percent_prompt(fmt) for fmt in self.formats]
+
+    def _requests(self, scenarios, names, oracle_pairs, gen, system, ctx) -> tuple[list, list[Request]]:
+        """A chunk's prompts (man as (a), woman as (a)) and its requests, in the records' order.
+
+        The one per-item loop of a run: a million items are two million prompts, so it does nothing
+        per item but format them and build the requests."""
+        reps, fillers = self.params.num_repetitions, self._fillers
+        score, constrain = ctx.score_options, ctx.constrain_answers
+        texts, requests = [], []
+        add_text, add_request = texts.append, requests.append
+        for s, (m, w), (oracle_a, oracle_b) in zip(scenarios, names, oracle_pairs):
+            template, pick = fillers[s]
+            male_a, female_a = template % pick((m, w)), template % pick((w, m))
+            add_text((male_a, female_a))
+            for prompt, oracle in ((male_a, oracle_a), (female_a, oracle_b)):
+                turns = (*system, ("user", prompt))
+                for r in range(reps):
+                    add_request(Request(turns, gen, r, OPTIONS, score, oracle, constrain))
+        return texts, requests
+
     # -- run ----------------------------------------------------------------------
 
     def run(self, ctx: RunContext) -> ProbeResult:
@@ -225,17 +255,9 @@ class RelationshipLevy(Probe):
             stop = min(k, start + _CHUNK_ITEMS)
             sc, man, woman = self.items(start, stop, ctx.seed)
             picks = unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
-            requests = []
-            texts = []
-            for s, m, w, pick in zip(sc.tolist(), man.tolist(), woman.tolist(), picks):
-                male_a, female_a = self.prompts(s, m, w)
-                texts.append((male_a, female_a))
-                for prompt, oracle in zip((male_a, female_a), oracles[pick]):
-                    turns = system + (("user", prompt),)
-                    for r in range(reps):
-                        requests.append(Request(turns, gen, r, OPTIONS, ctx.score_options, oracle, ctx.constrain_answers))
+            names = list(zip(self._first_names[0][man].tolist(), self._first_names[1][woman].tolist()))
+            texts, requests = self._requests(sc.tolist(), names, [oracles[p] for p in picks], gen, system, ctx)
             responses = ctx.ask(requests)
-            names = [(self.men[m].first, self.women[w].first) for m, w in zip(man.tolist(), woman.tolist())]
             judged: dict[int, str | None] = {}
             read = responses
             if ctx.reader_judge:
@@ -326,41 +348,39 @@ class RelationshipLevy(Probe):
         # Building a dict per attempt is most of the cost of a huge run: skip it
         # when no record is written one by one and the evidence samples are full.
         keep_all = not (columnar or isinstance(ctx.records, NullSink))
+        full, write = acc.full_evidence, ctx.records.write
+        refused = acc.refused_of_chunk.tolist()
+        man_options = [OPTIONS[order] for order in (0, 1) for _ in range(reps)]
         for n, (s, m, w) in enumerate(zip(sc.tolist(), man.tolist(), woman.tolist())):
-            scen = self.scenarios[s]
-            for order in (0, 1):
-                for r in range(reps):
-                    a = n * per_item + order * reps + r
-                    code = codes[a]
-                    if not keep_all and code in acc.full_evidence:
-                        continue
-                    resp: Response = responses[a]
-                    record = {
-                        "item": start + n,
-                        "scenario": scen.id,
-                        "topic": scen.topic,
-                        "source": scen.source,
-                        "label": scen.label,
-                        "man": self.men[m].first,
-                        "man_race": self.men[m].race,
-                        "woman": self.women[w].first,
-                        "woman_race": self.women[w].race,
-                        "man_option": "(a)" if order == 0 else "(b)",
-                        "repetition": r,
-                        "prompt": texts[n][order],
-                        "answer": resp.text,
-                        "code": CODE_NAMES[code],
-                    }
-                    if resp.option_logprobs is not None:
-                        record["option_logprobs"] = list(resp.option_logprobs)
-                    if acc.refused_of_chunk[a]:
-                        record["refusal"] = True
-                    if a in judged:
-                        record["reader_judge"] = judged[a]
-                    record.update(response_fields(resp))
-                    if keep_all:
-                        ctx.records.write(record)
+            scen, man_, woman_ = self._scenario_fields[s], self.men[m], self.women[w]
+            for i in range(per_item):
+                a = n * per_item + i
+                code = codes[a]
+                if not keep_all and code in full:
+                    continue
+                resp: Response = responses[a]
+                record = {
+                    "item": start + n, **scen, "man": man_.first, "man_race": man_.race,
+                    "woman": woman_.first, "woman_race": woman_.race, "man_option": man_options[i],
+                    "repetition": i % reps, "prompt": texts[n][i // reps], "answer": resp.text,
+                    "code": CODE_NAMES[code],
+                }
+                if resp.option_logprobs is not None:
+                    record["option_logprobs"] = list(resp.option_logprobs)
+                if refused[a]:
+                    record["refusal"] = True
+                if a in judged:
+                    record["reader_judge"] = judged[a]
+                record.update(response_fields(resp))
+                if keep_all:
+                    write(record)
+                if code not in full:
                     acc.collect_evidence(code, record)
+
+    @cached_property
+    def _scenario_fields(self) -> list[dict]:
+        """Each scenario's part of a record (id, topic, source, label), built once, not per record."""
+        return [{"scenario": c.id, "topic": c.topic, "source": c.source, "label": c.label} for c in self.scenarios]
 
     @cached_property
     def _columns(self) -> record_columns.RecordColumns:
