@@ -141,8 +141,8 @@ LIMIT = "10"
 RESAMPLES = "100"
 SIMULATIONS = "100"
 INSPECT_SAMPLE_K = "5"
-# The dialogue task's size is its dialogues a pairing: docs/inspect.md's ten took 55 s, each other inspect
-# command of the page 32-40 s (on a loaded machine).
+# The dialogue task's size is its dialogues a pairing: docs/inspect.md's command takes 13-15 s of CPU with its
+# ten, 10 s with one.
 INSPECT_DIALOGUES = "1"
 
 
