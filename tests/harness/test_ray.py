@@ -123,7 +123,8 @@ def test_a_bad_model_on_the_workers_is_one_sentence():
 
 
 def test_vllm_engines_on_two_workers_answer_as_one_process(tmp_path):
-    """A vLLM engine per worker (on GPUs, or vLLM's CPU build where that is installed)."""
+    """A vLLM engine per worker (on GPUs, or vLLM's CPU build where that is installed), against
+    one engine in this process."""
     from genderprobe.models.vllm_engine import refusal
 
     if refusal() is not None:
@@ -133,7 +134,11 @@ def test_vllm_engines_on_two_workers_answer_as_one_process(tmp_path):
     spec = f"vllm:{path}?dtype=float32&enforce_eager=1&max_new_tokens=8&{memory}"
     pooled = run(spec, tmp_path / "cache", "ray", sample_k=12)
     assert pooled.result.counts["errors"] == 0 and workers_gone()
-    same_results(pooled, run(spec, None, sample_k=12))
+    from vllm_in_process import engine_in_this_process
+
+    with engine_in_this_process():  # the comparison's engine: two processes fewer, each importing vLLM
+        local = run(spec, None, sample_k=12)
+    same_results(pooled, local)
 
 
 # -- API clients on Ray workers, against the local OpenAI-compatible server ------------

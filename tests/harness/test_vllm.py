@@ -146,8 +146,10 @@ def test_forced_tokens_are_generated_and_other_requests_untouched():
 
 @pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
 def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
-    """vLLM itself (on a GPU, or its CPU build where that is what is installed)."""
+    """vLLM itself (on a GPU, or its CPU build where that is what is installed), its engine in this
+    process: what the backend reads from it is the point here, vLLM's processes that of the next test."""
     import torch
+    from vllm_in_process import engine_in_this_process
 
     path = small_model(tmp_path)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -155,7 +157,8 @@ def test_the_real_engine_scores_and_generates_like_hf(tmp_path):
     scoring = [Request.user(p, options=("(a)", "(b) for sure"), score_options=True) for p in prompts]
     hf = get_model(f"hf:{path}?dtype=float32&device={device}")
     # Prefix caching on, as by default: scoring reads no prompt log-probabilities.
-    vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}")
+    with engine_in_this_process():
+        vllm = get_model(f"vllm:{path}?dtype=float32&enforce_eager=1&{engine_memory()}")
     try:
         assert vllm.identity.startswith(f"vllm:{path}@float32:")
         sizes, generate = [], vllm.llm.generate
