@@ -68,6 +68,8 @@ def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
         # Their log-likelihood way on hf: is tested against lm-eval's own code (test_*_parity.py).
         "winogender": ["--sample-k", "3", "--method", "generation"],
         "crows-pairs": ["--sample-k", "3", "--method", "generation"],
+        "winobias": ["--sample-k", "1"],
+        "stereoset": ["--sample-k", "2"],
     }
 
 
@@ -186,6 +188,8 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
                                   "judge_max_tokens": 16},
         "winogender": {"sample_k": 3, "method": "generation"},
         "crows-pairs": {"sample_k": 3, "method": "generation"},
+        "winobias": {"sample_k": 1},
+        "stereoset": {"sample_k": 2},
     }
 
 

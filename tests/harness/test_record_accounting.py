@@ -59,6 +59,8 @@ PROBES: dict[str, dict[str, Any]] = {
     # A chat server gives no log-likelihoods of raw text: their generation way.
     "winogender": dict(sample_k=3, method="generation"),
     "crows-pairs": dict(sample_k=3, method="generation"),
+    "winobias": dict(sample_k=2),
+    "stereoset": dict(sample_k=2),
     "inventories": dict(sample_k=2, num_repetitions=1),
 }
 # The Fifty Shades commands' probes, off `genderprobe run` but writing records all the same.

@@ -30,7 +30,7 @@ from runs import RUNS, replay  # noqa: E402
 
 SAVED = json.loads((FIXTURE / "runs.json").read_text(encoding="utf-8"))
 # Options added since the fixture was made: at their defaults they must be off (None).
-ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k", "scenario_order", "null_baseline"}
+ADDED_SINCE = {"reader_judge", "reader_judge_sample", "words_k", "scenario_order", "null_baseline", "draw"}
 # Fields added since that carry a value: which loss kinds are counted inside another (validity guards).
 # whole_list: a headline covering a paper's whole small list (demet-names), for the sample guard.
 ADDED_WITH_VALUES = {"within", "whole_list"}

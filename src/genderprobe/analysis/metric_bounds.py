@@ -19,9 +19,9 @@ HALF = (0.0, 0.5)  # disparity: a share's distance from one half
 # probe -> metric name (a shell pattern where parameters rename it) -> (lowest, highest)
 BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
     "bbq": {"stereotype_rate": SHARE, "logical_rate": SHARE},
-    "business-vocabulary": {"mean_diff": SIGNED_SHARE},
+    "business-vocabulary": {"mean_diff": SIGNED_SHARE},  # men's share of male words less women's, averaged
     # pct_stereotype: a share of pairs; stereotype_preference: that share less one half
-    "crows-pairs": {"pct_stereotype": SHARE, "stereotype_preference": (-0.5, 0.5)},  # men's share of male words less women's, averaged
+    "crows-pairs": {"pct_stereotype": SHARE, "stereotype_preference": (-0.5, 0.5)},
     "demet": {"mixed_gender_bias": (0.0, 2.0), "bias_w_m": (-2.0, 2.0), "bias_w_n": (-2.0, 2.0),
               "bias_n_m": (-2.0, 2.0)},  # Eq. 1: a difference of two means of scores in [-1, 1]
     "demet-names": {"women_classified_female": SHARE, "men_classified_male": SHARE},
@@ -43,6 +43,9 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
     "jobs-lum": {"stereotype_rate": SIGNED_SHARE, "disparity": HALF},  # stereotype_rate: a slope in [-1, 1]
     "multilingual-dialogue": {"topic_association_v_*": SHARE},
     "relationship-levy": {"diff_abs_success_rate": SHARE, "diff_success_rate": SIGNED_SHARE},
+    # the paper's scores in percent: ICAT and the language-model score in [0, 100], ss - 50 in [-50, 50]
+    "stereoset": {"icat": (0.0, 100.0), "ss_minus_50": (-50.0, 50.0), "lm_score": (0.0, 100.0)},
+    "winobias": {"pro_anti_gap": SIGNED_SHARE, "accuracy": SHARE},  # a difference of two accuracies; one
     # a correlation, a share, a difference of two shares
     "winogender": {"correlation_bls": SIGNED_SHARE, "accuracy": SHARE, "gotcha_gap": SIGNED_SHARE},
 }

@@ -41,6 +41,7 @@ from genderprobe.errors import RunFailed, UserError
 from genderprobe.interfaces.api import RunConfig, RunOutput, execute
 from genderprobe.interfaces.config import SCHEMA, FileConfig, validate
 from genderprobe.interfaces.userfiles import read_user_text
+from genderprobe.models import gives_loglikelihood
 from genderprobe.outputs.report.suite_report import REPORT_HTML, SUITE_JSON
 from genderprobe.outputs.results import load_results, to_jsonable, write_json
 from genderprobe.registry import all_probes, get_probe
@@ -228,6 +229,7 @@ class Suite:
     probes: list[str]
     config: RunConfig  # shared by every run; the model and folder are each run's
     runs: list[SuiteRun]
+    left_out: list[str] = field(default_factory=list)  # a line per model some default probes were left out for
 
     @property
     def done(self) -> list[SuiteRun]:
@@ -256,8 +258,12 @@ def default_probes(with_judge: bool) -> list[str]:
 
 
 def plan(models: list[str], probes: list[str], parameters: dict[str, dict[str, Any]],
-         config: RunConfig, out: Path) -> Suite:
-    """Every probe on every model, model by model; bad input is one sentence before anything runs."""
+         config: RunConfig, out: Path, *, every_probe: bool = False) -> Suite:
+    """Every probe on every model, model by model; bad input is one sentence before anything runs.
+
+    every_probe: the probes are the default list, nobody's choice: a probe a model cannot be asked
+    (log-likelihoods of raw text from a chat API) is left out for that model, with a line in ``left_out``.
+    """
     models, probes = list(dict.fromkeys(models)), list(dict.fromkeys(probes))
     if not models:
         raise UserError("A suite needs at least one model: pass --model SPEC once per model, "
@@ -276,7 +282,16 @@ def plan(models: list[str], probes: list[str], parameters: dict[str, dict[str, A
     runs = [SuiteRun(spec, limited(get_probe(name)(**parameters.get(name, {})), config.limit),
                      f"{model_folder(spec)}/{name}")
             for spec in models for name in probes]
-    return Suite(Path(out), models, probes, config, runs)
+    left_out: list[str] = []
+    if every_probe:  # probes nobody named: leave out those this model cannot be asked, and say so
+        unfit = [r for r in runs if r.probe.asks_loglikelihood() and not gives_loglikelihood(r.model)]
+        for spec in dict.fromkeys(r.model for r in unfit):
+            names = ", ".join(r.probe.name for r in unfit if r.model == spec)
+            left_out.append(f"Left out on {spec}: {names}, which score raw text by log-likelihood (as "
+                            "lm-evaluation-harness does) and it cannot give them; to ask them by generation, "
+                            "name them in a suite file with method = \"generation\".")
+        runs = [r for r in runs if r not in unfit]
+    return Suite(Path(out), models, probes, config, runs, left_out)
 
 
 def asked(probe: Probe, config: RunConfig) -> dict[str, Any]:
@@ -380,6 +395,7 @@ def manifest(suite: Suite) -> dict[str, Any]:
             **({"limit": c.limit} if c.limit else {}),  # a smoke suite: not comparable with a full one
         },
         "complete": all(r.status == "done" for r in suite.runs),
+        **({"left_out": suite.left_out} if suite.left_out else {}),  # default probes a model cannot be asked
         "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "report": REPORT_HTML,
         "runs": [{"model": r.model, "probe": r.probe.name, "status": r.status, "skipped": r.skipped,

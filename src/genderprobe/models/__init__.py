@@ -35,6 +35,15 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "vllm": ("genderprobe.models.vllm_engine", "local weights with vLLM (GPU)"),
 }
 
+# The built-in backends that give log-likelihoods of raw text (their Model.supports_loglikelihood; a test
+# keeps the two in step), known from the spec alone, so a suite plans without loading torch or a model.
+LOGLIKELIHOOD_BACKENDS = frozenset({"reference", "hf"})
+
+
+def gives_loglikelihood(spec: str) -> bool:
+    """Whether the model ``spec`` names can score raw text by log-likelihood (plugins: not known, so no)."""
+    return spec.partition(":")[0] in LOGLIKELIHOOD_BACKENDS
+
 
 @cache
 def plugin_backends() -> dict[str, plugins.Plugin]:
@@ -111,6 +120,7 @@ def _builtin_backend(prefix: str) -> ModuleType:
 
 __all__ = [
     "BACKENDS",
+    "LOGLIKELIHOOD_BACKENDS",
     "GenerationParams",
     "Model",
     "ModelOptions",

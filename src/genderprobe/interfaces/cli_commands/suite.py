@@ -64,9 +64,12 @@ def _suite(suite_file: Path | None, models: tuple[str, ...], probes: str | None,
     config = _run_config(run_opts)
     names = [p.strip() for p in probes.split(",") if p.strip()] if probes else spec.probes
     suite = suites.plan(list(models) or spec.models, names or suites.default_probes(bool(config.judge)),
-                        spec.parameters, config, out_dir)
+                        spec.parameters, config, out_dir, every_probe=not names)
 
     quiet = opts["quiet"]
+    if not quiet:
+        for line in suite.left_out:
+            click.echo(line)
     estimates: list[dict[str, Any]] = []
 
     def told(run: suites.SuiteRun, out: Any) -> None:

@@ -120,7 +120,7 @@ def _page(manifest: dict[str, Any], documents: dict[str, dict[str, Any]], folder
     rows, probes = [], []
     for name in manifest["probes"]:
         section = sections.get(name)
-        own = [by_pair[(model, name)] for model in manifest["models"]]
+        own = [by_pair[(model, name)] for model in manifest["models"] if (model, name) in by_pair]  # left out: none
         rows += _rows(name, section, own, entries)
         figures = {gi: [headline_figure(section, gi, m) for m in g.headline]
                    for gi, g in enumerate(section.groups)} if section else {}
