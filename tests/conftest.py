@@ -1,6 +1,13 @@
 import os
+import signal
 
 import pytest
+
+# The tests interrupt the runs they start with Ctrl-C (SIGINT) and expect what a user's terminal gives;
+# a suite started in the background by a non-interactive shell inherits SIGINT ignored, and hands that
+# down to every run it starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _cores() -> int:

@@ -47,6 +47,9 @@ def start_run(args: Sequence[str], *, env: Mapping[str, str], log: Path, file_si
 
 def _main(args: list[str], env: dict[str, str], log: str, file_size_limit: int | None, setup: str | None) -> None:
     os.environ.update(env)
+    # Ctrl-C as a user's terminal delivers it: a test process started in the background by a
+    # non-interactive shell may hand SIGINT down ignored, and the run would then never see it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
