@@ -21,6 +21,7 @@ from functools import cache
 
 from genderprobe.data.packaged import data_text
 from genderprobe.errors import UserError
+from genderprobe.reading.inspect_multiple_choice import question_prompt
 
 DATA = "bbq/bbq/Gender_identity.jsonl"
 TEMPLATE = ("Answer the following question and start your answer with the letter in parentheses. {question}\n"
@@ -47,6 +48,8 @@ class Item:
     group: str  # who the stereotype is about: women, men or trans
     question_index: str  # BBQ's question template (1-50)
     polarity: str  # neg or nonneg
+    context: str  # BBQ's context and question apart, as inspect_evals' prompt shows them
+    query: str
 
 
 def _stereotypical(row: dict) -> int:
@@ -85,7 +88,7 @@ def items() -> tuple[Item, ...]:
         group = {"F": "women", "M": "men"}.get(stereotyped, "trans")
         found.append(Item(n, f"{row['context']} {row['question']}", (row["ans0"], row["ans1"], row["ans2"]),
                           logical, stereotypical, unknown, _category(row, logical, stereotypical), group,
-                          str(row["question_index"]), row["question_polarity"]))
+                          str(row["question_index"]), row["question_polarity"], row["context"], row["question"]))
     if len(found) != N_ITEMS:
         raise UserError(f"Expected {N_ITEMS:,} Bbq items in {DATA}, found {len(found):,}; reinstall genderprobe.")
     return tuple(found)
@@ -94,6 +97,12 @@ def items() -> tuple[Item, ...]:
 def anti_stereotypical(item: Item) -> int:
     """The answer that is neither the stereotype nor "unknown": the other person."""
     return 3 - item.stereotypical - item.unknown
+
+
+def inspect_evals_prompt(item: Item, order: tuple[int, int, int]) -> str:
+    """inspect_evals 0.26's bbq prompt (its record_to_sample and inspect_ai's multiple-choice solver), the answers
+    in ``order`` (inspect_evals itself shows them in BBQ's order, (0, 1, 2))."""
+    return question_prompt(f"Context: {item.context}\n\nQuestion: {item.query}", [item.answers[j] for j in order])
 
 
 def prompt(item: Item, order: tuple[int, int, int]) -> str:
