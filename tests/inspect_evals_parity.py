@@ -1,11 +1,11 @@
-"""inspect_evals 0.26.0's own code as the reference of the StereoSet parity test (issue 49).
+"""inspect_evals 0.26.0's own code as the reference of the StereoSet and BBQ parity tests (issue 49).
 
 inspect_evals pins its own inspect_ai and the Hugging Face stack, so it lives in a virtual
 environment of its own, made once and kept under
 ``~/.cache/genderprobe/parity-venv/inspect-evals-0.26.0-pyX.Y`` (``GENDERPROBE_INSPECT_EVALS_VENV`` names
 another folder); nothing of it touches genderprobe's environment. The test hands it the contexts and
 the answers of a run and reads back what inspect_evals' own task, solvers, scorers and metrics make
-of them (``tests/inspect_evals_driver.py`` runs inside it).
+of them (``tests/inspect_evals_driver.py`` and ``tests/inspect_evals_bbq_driver.py`` run inside it).
 
 Make it ahead of the tests (CI does)::
 
@@ -30,6 +30,7 @@ from typing import Any
 PACKAGE = "inspect-evals==0.26.0"
 KEY = f"inspect-evals-0.26.0-py{sys.version_info.major}.{sys.version_info.minor}"
 DRIVER = Path(__file__).with_name("inspect_evals_driver.py")
+BBQ_DRIVER = Path(__file__).with_name("inspect_evals_bbq_driver.py")
 
 
 class Unavailable(RuntimeError):
@@ -105,14 +106,26 @@ def require() -> Path:
         pytest.skip(f"inspect_evals' environment: {exc}")
 
 
-def score_stereoset(venv: Path, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """inspect_evals' StereoSet task on each run's records (see tests/inspect_evals_driver.py): its messages,
-    scores and metrics. One process for all runs: starting inspect_evals costs seconds."""
-    done = subprocess.run([str(_python(venv)), str(DRIVER)], input=json.dumps(runs),
+def _drive(venv: Path, driver: Path, job: Any) -> Any:
+    """``driver`` run in inspect_evals' environment on ``job`` (JSON in, JSON out)."""
+    done = subprocess.run([str(_python(venv)), str(driver)], input=json.dumps(job),
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"inspect_evals' driver failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout)
+
+
+def score_stereoset(venv: Path, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """inspect_evals' StereoSet task on each run's records (see tests/inspect_evals_driver.py): its messages,
+    scores and metrics. One process for all runs: starting inspect_evals costs seconds."""
+    return _drive(venv, DRIVER, runs)
+
+
+def score_bbq(venv: Path, data: Path, answers: dict[str, str]) -> dict[str, Any]:
+    """inspect_evals' bbq task (Gender_identity, loaded from ``data``) on the answers by sample id (see
+    tests/inspect_evals_bbq_driver.py): the ids it loaded, each answered sample's messages, marked letter and
+    score, and its scorer's metrics."""
+    return _drive(venv, BBQ_DRIVER, {"data": str(data), "answers": answers})
 
 
 if __name__ == "__main__":
