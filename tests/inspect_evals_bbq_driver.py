@@ -39,7 +39,6 @@ async def run(job: dict) -> dict:
     from inspect_ai.scorer import SampleScore, Target
     from inspect_ai.scorer._scorer import scorer_metrics
     from inspect_ai.solver import TaskState
-
     from inspect_evals.bbq.huggingface_artifact.bbq import TASKS
 
     # The module, not the task function its package exports under the same name.

@@ -43,13 +43,13 @@ from genderprobe.contract import (
 )
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
+from genderprobe.reading.inspect_multiple_choice import letters_of, read_answer
 from genderprobe.reading.options_careful import (
     FAITHFUL,
     READERS,
     OptionReaders,
     careful_option_reader,
 )
-from genderprobe.reading.inspect_multiple_choice import letters_of, read_answer
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
 from genderprobe.studies.bbq.dataset import (
