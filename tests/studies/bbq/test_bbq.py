@@ -166,3 +166,8 @@ def test_the_inspect_evals_way():
     assert result.metrics["inspect_accuracy"].value == 1.0 and result.metrics["logical_rate"].value == 1.0
     assert [r["order"] for r in records if r["reordering"] == 0] == ["012"] * 40
     assert len({r["order"] for r in records}) > 3
+    # A bare letter: inspect_ai's rule reads none, the careful reader reads it; records name both readers.
+    result, records = _run(lambda r: Response(text=r.oracle["unbiased"][-1]), method="inspect-evals", sample_k=20)
+    assert result.metrics["inspect_accuracy"].value == 0.0 and result.readers.disagree == 20
+    assert all(set(r["readers"]) == {"inspect", "improved"} for r in records)
+    assert set(result.evidence["readers_disagree"][0]) >= {"inspect", "improved"}

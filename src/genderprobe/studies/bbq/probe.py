@@ -306,6 +306,8 @@ class Bbq(Probe):
                     letter, letter_other = readers.read(texts[a].text, options_of(a))
                 record["code"] = letter or "undetected"
                 readers.note(record, letter, letter_other, ("item", "category", "answer"))
+                if inspect and "readers" in record:
+                    record["readers"] = _named_inspect(record["readers"])
                 own = scored_choice(response) or faithful(response.text)
                 graded[n] += (own is not None and order[LETTERS.index(own)] == item.logical, 1)
                 for table, shares, reading in ((counts, read, letter), (other, read_other, letter_other)):
@@ -337,7 +339,7 @@ class Bbq(Probe):
                 bucket.append({key: record[key] for key in ("item", "category", "group", "prompt", "answer", "code",
                                                             "chosen", "refusal", "error") if key in record})
         if readers.examples:
-            evidence["readers_disagree"] = readers.examples
+            evidence["readers_disagree"] = [_named_inspect(e) for e in readers.examples] if inspect else readers.examples
         _shares(counts, read, asked)
         _shares(other, read_other, asked)
         answered = counts[:, _ATTEMPTS] > 0  # items whose every request failed are no items (none was asked)
@@ -348,7 +350,7 @@ class Bbq(Probe):
         result.readers = self._readers(ctx, readers, result, other[answered])
         result.extra["method"] = p.method
         if inspect:
-            result.readers = _named_inspect(result.readers)
+            result.readers = _inspect_comparison(result.readers)
             _add_inspect_accuracy(result, graded[answered], ctx)
         return result
 
@@ -427,11 +429,19 @@ class Bbq(Probe):
         return out
 
 
-def _named_inspect(readers: ReaderComparison) -> ReaderComparison:
-    """The comparison with the faithful reader named for what it is under --method inspect-evals: inspect_ai's rule."""
-    named = {FAITHFUL: "inspect"}
-    return replace(readers, faithful="inspect", used=named.get(readers.used, readers.used),
-                   headlines={m: {named.get(r, r): e for r, e in by.items()} for m, by in readers.headlines.items()})
+# Under --method inspect-evals the faithful reader is inspect_ai's rule: results name it so.
+INSPECT_READER = "inspect"
+
+
+def _named_inspect(by_reader: dict) -> dict:
+    """``by_reader`` (reader name -> anything) with the faithful reader named ``inspect``."""
+    return {(INSPECT_READER if name == FAITHFUL else name): value for name, value in by_reader.items()}
+
+
+def _inspect_comparison(readers: ReaderComparison) -> ReaderComparison:
+    used = INSPECT_READER if readers.used == FAITHFUL else readers.used
+    return replace(readers, faithful=INSPECT_READER, used=used,
+                   headlines={m: _named_inspect(by) for m, by in readers.headlines.items()})
 
 
 def _add_inspect_accuracy(result: ProbeResult, graded: np.ndarray, ctx: RunContext) -> None:
