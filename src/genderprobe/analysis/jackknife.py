@@ -63,7 +63,7 @@ def cluster_strata(clusters: np.ndarray, strata: np.ndarray) -> np.ndarray:
 
 def jackknife_interval(point: float, replicates: np.ndarray, strata: np.ndarray, n: int, *,
                        bounds: tuple[float, float] = (-math.inf, math.inf), null: float = 0.0,
-                       confidence: float = CONFIDENCE) -> Estimate:
+                       confidence: float = CONFIDENCE, design_df: bool = False) -> Estimate:
     """``point`` with the interval point +- t(df) * se, se from the stratified jackknife of ``replicates``.
 
     replicates: the metric with each cluster left out; strata: each cluster's stratum (OUTSIDE: its
@@ -71,8 +71,9 @@ def jackknife_interval(point: float, replicates: np.ndarray, strata: np.ndarray,
     - mean_h)^2 over the m_h clusters of stratum h, which for a mean of group means is exactly the
     sum of each group's s_h^2 / n_h / H^2 (unbiased). Strata of one cluster are pooled (:func:`_pooled`:
     a single cluster says nothing of its group's spread). df: :func:`_satterthwaite`, at most clusters
-    - strata. The ends are cut to ``bounds``; p_zero is t's two-sided p of "differs from ``null``". No
-    interval where fewer than two clusters, or no degree of freedom, are left.
+    - strata (``design_df``: that bound alone, which benchmarks/jackknife_df.py compares). The ends are
+    cut to ``bounds``; p_zero is t's two-sided p of "differs from ``null``". No interval where fewer
+    than two clusters, or no degree of freedom, are left.
     """
     replicates, strata = np.asarray(replicates, dtype=np.float64), np.asarray(strata)
     keep = (strata != OUTSIDE) & ~np.isnan(replicates)
@@ -88,7 +89,8 @@ def jackknife_interval(point: float, replicates: np.ndarray, strata: np.ndarray,
     centred = replicates - (np.bincount(inverse, weights=replicates) / m)[inverse]
     by_stratum = np.bincount(inverse, weights=((m - 1) / m)[inverse] * centred**2)
     se = math.sqrt(float(by_stratum.sum()))
-    df = min(df, _satterthwaite(by_stratum, m))
+    if not design_df:
+        df = min(df, _satterthwaite(by_stratum, m))
     from scipy.special import stdtr, stdtrit  # scipy is heavy: only where an interval is built
 
     half = float(stdtrit(df, 0.5 + confidence / 2)) * se
