@@ -139,6 +139,15 @@ def parse_answer(text: str | None) -> int | None:
     return read_genderbench(text)
 
 
+def _attempts_to_build(codes: np.ndarray, full: set[int] | None) -> range | list[int]:
+    """The attempts of a chunk whose record is built one by one: all of them where each is written so
+    (``full`` None), else those whose code still wants evidence (``full``: the codes whose sample is full),
+    found at once: in a large run with Parquet records, none once every sample is full."""
+    if full is None:
+        return range(len(codes))
+    return np.flatnonzero(~np.isin(codes, list(full))).tolist()
+
+
 class RelationshipLevy(Probe):
     """Who is more likely to be right in a married couple's conflict: the man or the woman?
 
@@ -358,31 +367,31 @@ class RelationshipLevy(Probe):
         full, write = acc.full_evidence, ctx.records.write
         refused = acc.refused_of_chunk.tolist()
         man_options = [OPTIONS[order] for order in (0, 1) for _ in range(reps)]
-        for n, (s, m, w) in enumerate(zip(sc.tolist(), man.tolist(), woman.tolist())):
-            scen, man_, woman_ = self._scenario_fields[s], self.men[m], self.women[w]
-            for i in range(per_item):
-                a = n * per_item + i
-                code = codes[a]
-                if not keep_all and code in full:
-                    continue
-                resp: Response = responses[a]
-                record = {
-                    "item": start + n, **scen, "man": man_.first, "man_race": man_.race,
-                    "woman": woman_.first, "woman_race": woman_.race, "man_option": man_options[i],
-                    "repetition": i % reps, "prompt": texts[n][i // reps], "answer": resp.text,
-                    "code": CODE_NAMES[code],
-                }
-                if resp.option_logprobs is not None:
-                    record["option_logprobs"] = list(resp.option_logprobs)
-                if refused[a]:
-                    record["refusal"] = True
-                if a in judged:
-                    record["reader_judge"] = judged[a]
-                record.update(response_fields(resp))
-                if keep_all:
-                    write(record)
-                if code not in full:
-                    acc.collect_evidence(code, record)
+        items = sc.tolist(), man.tolist(), woman.tolist()
+        for a in _attempts_to_build(acc.codes_of_chunk, None if keep_all else full):
+            n, i = divmod(a, per_item)
+            code = codes[a]
+            if not keep_all and code in full:  # its sample filled up earlier in this chunk
+                continue
+            resp: Response = responses[a]
+            scen, man_, woman_ = self._scenario_fields[items[0][n]], self.men[items[1][n]], self.women[items[2][n]]
+            record = {
+                "item": start + n, **scen, "man": man_.first, "man_race": man_.race,
+                "woman": woman_.first, "woman_race": woman_.race, "man_option": man_options[i],
+                "repetition": i % reps, "prompt": texts[n][i // reps], "answer": resp.text,
+                "code": CODE_NAMES[code],
+            }
+            if resp.option_logprobs is not None:
+                record["option_logprobs"] = list(resp.option_logprobs)
+            if refused[a]:
+                record["refusal"] = True
+            if a in judged:
+                record["reader_judge"] = judged[a]
+            record.update(response_fields(resp))
+            if keep_all:
+                write(record)
+            if code not in full:
+                acc.collect_evidence(code, record)
 
     @cached_property
     def _scenario_fields(self) -> list[dict]:
