@@ -96,7 +96,9 @@ def bootstrap_ratio(
     num = np.asarray(num, dtype=np.float64)
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
     keep = ~(np.isnan(num) | np.isnan(den))
-    num, den = num[keep], den[keep]
+    if not keep.all():  # a copy of millions of items only where some are left out
+        num, den = num[keep], den[keep]
+    del keep
     n = int(num.size)
     f = transform or (lambda x: x)
     if n == 0 or den.sum() == 0:
@@ -143,12 +145,17 @@ def distinct_pairs(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.nda
             counts = np.bincount(a * width + b, minlength=size)
             present = np.flatnonzero(counts)
             return (present // width).astype(np.float64) + 1j * (present % width), counts[present]
-    return unique_counts(num + 1j * den)
+    del a, b  # before the pairs are built: in a run of millions of items each copy is a large part of its memory
+    pairs = np.empty(num.size, np.complex128)  # num + 1j * den, with no second array for 1j * den
+    pairs.real, pairs.imag = num, den
+    return unique_counts(pairs)
 
 
-# How many leading values unique_counts sorts to guess the distinct ones, and the most it looks up.
+# How many leading values unique_counts sorts to guess the distinct ones, the most it looks up, and how
+# many values it looks up at a time (its lookups' memory stays a block's, not millions of items').
 _GUESS_FROM = 4096
 _FEW = 64
+_LOOKUP_BLOCK = 1 << 20
 
 
 def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,10 +168,31 @@ def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.size > _GUESS_FROM:
         guess = np.unique(values[:_GUESS_FROM])
         if guess.size <= _FEW:
-            where = np.minimum(np.searchsorted(guess, values), guess.size - 1)
-            if (guess[where] == values).all():
-                return guess, np.bincount(where, minlength=guess.size)
+            counts = np.zeros(guess.size, np.int64)
+            for start in range(0, values.size, _LOOKUP_BLOCK):
+                block = values[start : start + _LOOKUP_BLOCK]
+                where = np.minimum(np.searchsorted(guess, block), guess.size - 1)
+                if not (guess[where] == block).all():
+                    break
+                counts += np.bincount(where, minlength=guess.size)
+            else:
+                return guess, counts
     return np.unique(values, return_counts=True)
+
+
+def unique_inverse(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values, return_inverse=True)[1]``: each value's rank among the distinct values.
+
+    Whole numbers in a range no wider than their count (RelationshipLevy's scenario and name of each
+    item) are ranked by counting instead of sorting millions of them; the ranks are the same."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.ndim == 1 and values.size:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= values.size:
+            offset = values if low == 0 else values.astype(np.int64) - low
+            rank = np.cumsum(np.bincount(offset, minlength=high - low + 1) > 0) - 1
+            return rank[offset]
+    return np.unique(values, return_inverse=True)[1]
 
 
 def _slope(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -629,7 +657,7 @@ def cluster_bootstrap_ratio(
     clusters it is too wide: see :func:`stratified_bootstrap_ratio`.
     """
     num, den, labels = _kept(num, den, clusters)
-    _, inverse = np.unique(labels, return_inverse=True)
+    inverse = unique_inverse(labels)
     # A cluster is its items' totals: resampling totals is resampling clusters.
     totals = np.bincount(inverse, weights=num), np.bincount(inverse, weights=den)
     f = transform or (lambda x: x)
@@ -704,7 +732,7 @@ def crossed_cluster_ratio(
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
     keep = ~(np.isnan(num) | np.isnan(den))
     num, den = num[keep], den[keep]
-    labels = [np.unique(np.asarray(x)[keep], return_inverse=True)[1] for x in factors]
+    labels = [unique_inverse(np.asarray(x)[keep]) for x in factors]
     f = transform or (lambda x: x)
     n = int(num.size)
     if n == 0 or den.sum() == 0:
