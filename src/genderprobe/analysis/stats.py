@@ -146,9 +146,7 @@ def distinct_pairs(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.nda
             present = np.flatnonzero(counts)
             return (present // width).astype(np.float64) + 1j * (present % width), counts[present]
     del a, b  # before the pairs are built: in a run of millions of items each copy is a large part of its memory
-    pairs = np.empty(num.size, np.complex128)  # num + 1j * den, with no second array for 1j * den
-    pairs.real, pairs.imag = num, den
-    return unique_counts(pairs)
+    return unique_counts(num + 1j * den)
 
 
 # How many leading values unique_counts sorts to guess the distinct ones, the most it looks up, and how
