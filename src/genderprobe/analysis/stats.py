@@ -178,8 +178,9 @@ def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(values, return_counts=True)
 
 
-def unique_inverse(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values, return_inverse=True)[1]``: each value's rank among the distinct values.
+def unique_inverse(values: np.ndarray, dtype: type = np.intp) -> np.ndarray:
+    """``np.unique(values, return_inverse=True)[1]``: each value's rank among the distinct values, as
+    ``dtype`` (a smaller one spares memory where millions of items are ranked).
 
     Whole numbers in a range no wider than their count (RelationshipLevy's scenario and name of each
     item) are ranked by counting instead of sorting millions of them; the ranks are the same."""
@@ -189,8 +190,8 @@ def unique_inverse(values: np.ndarray) -> np.ndarray:
         if high - low <= values.size:
             offset = values if low == 0 else values.astype(np.int64) - low
             rank = np.cumsum(np.bincount(offset, minlength=high - low + 1) > 0) - 1
-            return rank[offset]
-    return np.unique(values, return_inverse=True)[1]
+            return rank.astype(dtype)[offset]
+    return np.unique(values, return_inverse=True)[1].astype(dtype, copy=False)
 
 
 def _slope(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -729,21 +730,26 @@ def crossed_cluster_ratio(
     num = np.asarray(num, dtype=np.float64)
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
     keep = ~(np.isnan(num) | np.isnan(den))
-    num, den = num[keep], den[keep]
-    labels = [unique_inverse(np.asarray(x)[keep]) for x in factors]
+    factors = [np.asarray(x) for x in factors]
+    if not keep.all():  # copies of millions of items only where some are left out
+        num, den, factors = num[keep], den[keep], [x[keep] for x in factors]
+    del keep
     f = transform or (lambda x: x)
     n = int(num.size)
     if n == 0 or den.sum() == 0:
         return Estimate(None, None, None, n)
     ratio = num.sum() / den.sum()
     z = (num - ratio * den) / den.sum()
+    del num, den  # z is all that is left to sum: in the full RelationshipLevy space each is 140 MB
+    labels = [unique_inverse(x, np.int32) for x in factors]
 
     def clustered(codes: list[np.ndarray]) -> float:
         combined = np.zeros(n, dtype=np.int64)
         possible = 1
-        for code in codes:  # one integer per combination of levels
+        for code in codes:  # one integer per combination of levels, built in place
             levels = int(code.max()) + 1
-            combined = combined * levels + code
+            combined *= levels
+            combined += code
             possible *= levels
         totals = cell_totals(combined, z, possible)
         g = totals.size
