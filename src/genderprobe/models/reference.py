@@ -31,7 +31,7 @@ from hashlib import blake2b
 import numpy as np
 
 from genderprobe.errors import UserError
-from genderprobe.models.base import ModelOptions, Request, Response, SyncBatchModel
+from genderprobe.models.base import GenerationParams, ModelOptions, Request, Response, SyncBatchModel
 
 PERSONAS = {
     "unbiased": "answers independently of gender and of the order of the options",
@@ -189,15 +189,25 @@ class _Draws:
     def digests(self, requests: Sequence[Request], salt: str = "") -> np.ndarray:
         """``digest`` of each request, as unsigned 64-bit integers: the eight bytes of each hash joined
         and read at once instead of one integer built per request."""
-        key = self._key
-        joined = b"".join([blake2b(key(request, salt), digest_size=8).digest() for request in requests])
-        return np.frombuffer(joined, "<u8")
+        if _one_turn_each(requests):
+            # A probe's list (one turn each, one GenerationParams): the key's head is formatted once,
+            # and each key is the f-string of _key, with no call per request.
+            head = f"{salt}{self._params_part(requests[0].params)}"
+            hashes = [blake2b(f"{head}{r.repetition}\x00{r.messages[0][1]}".encode(), digest_size=8).digest()
+                      for r in requests]
+        else:
+            hashes = [blake2b(self._key(request, salt), digest_size=8).digest() for request in requests]
+        return np.frombuffer(b"".join(hashes), "<u8")
+
+    def _params_part(self, p: GenerationParams) -> str:
+        """The key's part from the sampling parameters, formatted once for each run of requests sharing them."""
+        if p is not self._params:
+            self._params, self._prefix = p, f"{p.seed or 0}\x00{p.temperature}\x00"
+        return self._prefix
 
     def _key(self, request: Request, salt: str) -> bytes:
         """What is hashed: the salt, the sampling parameters, the repetition and the turns."""
-        p = request.params
-        if p is not self._params:
-            self._params, self._prefix = p, f"{p.seed or 0}\x00{p.temperature}\x00"
+        prefix = self._params_part(request.params)
         messages = request.messages
         if len(messages) == 1:
             turns = messages[0][1]
@@ -205,11 +215,17 @@ class _Draws:
             turns = "\x00".join(f"{role}\x01{content}" for role, content in messages)
         if request.raw_text:  # continuations of one context (CrowS-Pairs: an empty one) differ in them alone
             turns += "\x00" + "\x00".join(request.options)
-        return f"{salt}{self._prefix}{request.repetition}\x00{turns}".encode()
+        return f"{salt}{prefix}{request.repetition}\x00{turns}".encode()
 
     def uniform(self, request: Request) -> float:
         """A draw in [0, 1), apart from ``digest``'s (the coin among options)."""
         return self.digest(request, "strength\x00") / 2.0**64
+
+
+def _one_turn_each(requests: Sequence[Request]) -> bool:
+    """Whether every request has one turn, no raw text and the first one's sampling parameters."""
+    params = requests[0].params if requests else None
+    return bool(requests) and all(r.params is params and len(r.messages) == 1 and not r.raw_text for r in requests)
 
 
 def create(name: str, options: ModelOptions) -> ReferenceModel:
