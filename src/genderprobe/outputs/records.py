@@ -71,8 +71,8 @@ class ParquetSink:
 
     A row group is encoded, compressed and written on a thread of its own, which
     pyarrow runs without Python's lock, while the run builds the next chunk: on two
-    cores that work is off the run's path. One is in flight at a time; its error
-    (a full disk) is raised by the next call, as it was by its own.
+    cores that work is off the run's path. One is in flight at a time; an error in
+    writing it (a full disk) is raised by the next write or by :meth:`commit`.
     """
 
     columnar = True
