@@ -31,7 +31,13 @@ from hashlib import blake2b
 import numpy as np
 
 from genderprobe.errors import UserError
-from genderprobe.models.base import GenerationParams, ModelOptions, Request, Response, SyncBatchModel
+from genderprobe.models.base import (
+    GenerationParams,
+    ModelOptions,
+    Request,
+    Response,
+    SyncBatchModel,
+)
 
 PERSONAS = {
     "unbiased": "answers independently of gender and of the order of the options",
