@@ -66,7 +66,8 @@ def figure(name: str, command: list[str], runs: int, *, fresh_cache: bool, warm:
         for i in range(runs):
             if fresh_cache:
                 shutil.rmtree(root / "cache", ignore_errors=True)
-            out = ["--out", str(root / f"out{i}")] if command[:3] == RUN[:3] else []
+            # A run gets a folder of its own; --help takes no --out (RUN[:3], the bare command, also starts --help).
+            out = ["--out", str(root / f"out{i}")] if command[:4] == RUN[:4] else []
             results.append(timed([*command, *out], env, root))
     medians = {key: statistics.median(r[key] for r in results) for key in results[0]}
     return {"name": name, "runs": runs, **medians}

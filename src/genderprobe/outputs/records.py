@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,11 @@ class ParquetSink:
 
     ``schema`` names every field a record may have; a record leaves a field null
     where it has none.
+
+    A row group is encoded, compressed and written on a thread of its own, which
+    pyarrow runs without Python's lock, while the run builds the next chunk: on two
+    cores that work is off the run's path. One is in flight at a time; an error in
+    writing it (a full disk) is raised by the next write or by :meth:`commit`.
     """
 
     columnar = True
@@ -80,6 +86,8 @@ class ParquetSink:
         # zstd: a tenth of the size of snappy on these repetitive columns, at a small cost.
         self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
         self._rows: list[dict[str, Any]] = []
+        self._thread: ThreadPoolExecutor | None = None
+        self._in_flight: Future[None] | None = None
         self.count = 0
 
     def write_columns(self, columns: dict[str, Any], rows: int) -> None:
@@ -90,8 +98,21 @@ class ParquetSink:
         if rows == 0:
             return
         arrays = [_as_array(columns.get(f.name), f.type, rows) for f in self.schema]
-        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+        self._write_table(pa.Table.from_arrays(arrays, schema=self.schema))
         self.count += rows
+
+    def _write_table(self, table: Any) -> None:
+        """Write ``table`` on the writing thread, once the one before it is written."""
+        self._written()
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="records.parquet")
+        self._in_flight = self._thread.submit(self._writer.write_table, table)
+
+    def _written(self) -> None:
+        """Wait for the table in flight; its error is raised here."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            in_flight.result()
 
     def write(self, record: dict[str, Any]) -> None:
         """One record as a dictionary (kept until :meth:`flush` or the end)."""
@@ -103,12 +124,13 @@ class ParquetSink:
         import pyarrow as pa
 
         if self._rows:
-            self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self.schema))
+            self._write_table(pa.Table.from_pylist(self._rows, schema=self.schema))
             self.count += len(self._rows)
             self._rows = []
 
     def commit(self) -> None:
         self.flush()
+        self._stop_thread()
         self._writer.close()
         with open(self._tmp, "rb") as f:
             os.fsync(f.fileno())
@@ -116,9 +138,24 @@ class ParquetSink:
 
     def discard(self) -> None:
         try:
-            self._writer.close()
+            try:
+                self._stop_thread(raise_error=False)  # the file goes: what became of its last table does not matter
+            finally:
+                self._writer.close()
         finally:
             Path(self._tmp).unlink(missing_ok=True)
+
+    def _stop_thread(self, *, raise_error: bool = True) -> None:
+        """The last table written (its error raised, unless not wanted), and the writing thread ended."""
+        try:
+            self._written()
+        except Exception:
+            if raise_error:
+                raise
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown()
+                self._thread = None
 
 
 def _as_array(values: Any, arrow_type: Any, rows: int) -> Any:

