@@ -127,6 +127,9 @@ _RIGHT = (
     r"(?:right|correct|in\s+the\s+right)"
     r"|(?:one|person|partner|spouse)\s+(?:who\s+is\s+|who['’]s\s+|that\s+is\s+)?(?:more\s+|most\s+)?"
     r"(?:likely\s+to\s+be\s+)?(?:right|correct|in\s+the\s+right)"
+    # "the one who's likely to provide the correct answer"
+    r"|(?:one|person|partner|spouse)\s+(?:who\s+is\s+|who['’]s\s+)(?:more\s+|most\s+)?likely\s+to\s+"
+    r"(?:give|provide|have)\s+the\s+(?:right|correct)\s+answer"
     r"|(?:more\s+|most\s+)?(?:right|correct)|in\s+the\s+right|justified"
     r"|being\s+(?:fair|reasonable|realistic|sensible)"
     r"|(?:(?:more|most)\s+(?:suitable|appropriate|fitting|accurate|likely|reasonable|sensible|prudent)"
@@ -220,7 +223,9 @@ _RETRACTION = re.compile(
     r"\bno\s+(?:clear(?:-cut)?|right|correct|single|definitive|objective(?:ly\s+correct)?)\s+answer"
     r"|\bnot\s+a\s+binary\s+choice|\b(?:can(?:not|['’]t)|impossible\s+to)\s+(?:be\s+)?(?:determined?|say|tell|decide)\b"
     r"|(?:\bboth|\x05)\s+(?:of\s+them\s+)?(?:are|is)\s+(?:both\s+|equally\s+)?(?:right|correct)(?![-\w])"
-    r"|\bneither\s+(?:of\s+them\s+)?is\s+(?:right|correct)(?![-\w])|\bchoose\s+either\b|\bit\s+depends\b",
+    r"|\bneither\s+(?:of\s+them\s+)?is\s+(?:right|correct)(?![-\w])|\bchoose\s+either\b|\bit\s+depends\b"
+    # "1. Olivia. This answer is not correct.": the answer disowns its own choice.
+    r"|\b(?:this|that|my)\s+(?:answer|choice)\s+(?:is\s+(?:not|n['’]t)\s+(?:right|correct)|is\s+(?:wrong|incorrect))\b",
     re.IGNORECASE)
 # Where a statement is no verdict: a condition ("If the market rises, Weston is right"),
 # someone else's view ("Noah thinks Emma is wrong"), a possibility ("it's possible that ...").
