@@ -211,6 +211,10 @@ _LABEL_LABEL = re.compile(r"(?m)^[ \t>*•-]*([\x03\x04])[.):]\s*(?!\1)[\x03\x04
 _GARBLED = re.compile(r"(?im)^[\s>*•-]*\(?([a-z])\)?[.):]?\s+\((?!\1)[a-z]\)|\(([a-z])\)\s*(?:and|or)\s*\(\2\)")
 # The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
 _BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
+# An answer that announces several readings before a colon lists alternatives, none of them its choice
+# ("You cannot choose directly, as there are multiple possible interpretations: 1. Ash is right; ...").
+_ALTERNATIVES = re.compile(r"\b(?:multiple|several|two|different|various)\s+(?:possible\s+)?"
+                           r"(?:interpretations|possibilities|scenarios|readings)\b[^.\n]*:", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
     rf"\b(?:so|as|neither|nor)\s+(?:is|was|does|do)\s+{_REF}"
@@ -271,7 +275,7 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     masked = mask_two_people(body, names, labels)
     blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
                or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None
-               or _GARBLED.search(body) is not None)
+               or _GARBLED.search(body) is not None or _ALTERNATIVES.search(masked) is not None)
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}
@@ -335,7 +339,9 @@ def _mismatched(masked: str, m: re.Match[str]) -> bool:
         return False
     if m.group(1):
         # "I'd say 1. Noah's idea is rash": a full stop after a label ends its sentence, but at a list's line start.
-        if "." in m.group(0) and not re.search(r"(?:^|\n)[ \t>*•-]*$", masked[: m.start()]):
+        # A name alone after the full stop ("The answer is: 1. Elijah") is the label's, all the same.
+        if "." in m.group(0) and not re.search(r"(?:^|\n)[ \t>*•-]*$", masked[: m.start()]) and not re.match(
+                r"\s*(?:[.,;:!?)\n]|$)", masked[m.end():]):
             return False
         # "Unlike option (b), Weston plans ahead", "(b)\n\nWeston isn't wrong, but ...": after a comma or a
         # line break, a name that goes on is its own clause's subject.
