@@ -283,7 +283,10 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 weak.add(letter)
         if strong:  # the strong statements decide; every weak one left must agree
             return next(iter(strong)) if len(strong) == 1 and weak <= strong else None
-        # Only weak ones: one option named, and no other named at all.
+        # Only weak ones: one option named, and no other named at all, in an answer that does not talk about the
+        # format ("... the two words in parentheses and the correct word to use. (a) the supervisor uses both").
+        if FORMAT_TALK.search(opts.blank(plain)):
+            return None
         return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak else None
 
     return read
