@@ -60,11 +60,15 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 
 # A label a line may open with before its letter: "Answer:", "Final answer -", "Option", "- ".
 _LABEL = (r"(?:[-•][ \t]+)?(?:(?:(?:my|the|final|correct|best|right|short)[ \t]+)*"
-          r"(?:answer|choice|option|response)[ \t]*(?:[:\-][ \t]*)?(?:option[ \t]+)?)?")
-# A letter opening a line: "(b)", "b)", "B.", "b:" after a label, or the letter alone on its line.
+          r"(?:answer|choice|option|response|letter)[ \t]*(?:[:\-][ \t]*)?(?:option[ \t]+)?)?")
+# A letter opening a line: "(b)", "b)", "B.", "b:" after a label, the letter alone on its line, or a capital
+# before a dash ("C - Successful mechanic").
 _LINE_MARK = re.compile(
-    rf"^[ \t]*{_LABEL}(?:\(([a-z])\)|([a-z])\)|([a-z])\.(?=\s|$)|([a-z])(?=[ \t]*(?:[.:]?[ \t]*$)))",
+    rf"^[ \t]*{_LABEL}(?:\(([a-z])\)|([a-z])\)|([a-z])\.(?=\s|$)|([a-z])(?=[ \t]*(?:[.:]?[ \t]*$))"
+    r"|(?-i:([A-Z]))(?=[ \t]+[-–—][ \t]))",
     re.IGNORECASE | re.MULTILINE)
+# "Letter:" as a line's label names the answer, it does not talk about the format.
+_LETTER_LABEL = re.compile(r"^[ \t]*letter[ \t]*[:\-]", re.IGNORECASE)
 # After a label the letter may stand before the option's text: "Answer: B The woman" (upper case only).
 _LABELLED_UPPER = re.compile(
     r"^[ \t]*(?:[-•][ \t]+)?(?i:(?:(?:my|the|final|correct|best|right|short)[ \t]+)*(?:answer|choice|option)[ \t]*"
@@ -205,6 +209,8 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
         opts = _options(letters, tuple(options))
         if refusal is not None and refusal(answer) and not _opens_with_option(plain, opts):
             return None
+        if _cut_off_list_start(plain, opts):
+            return None
         valid = set(opts.letters)
         strong: set[str] = set()
         weak: set[str] = set()
@@ -231,7 +237,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 covered.append((start, end))
                 return True
             left, right = _sentence(plain, start, end)
-            if FORMAT_TALK.search(opts.blank(plain[left:right])):
+            if FORMAT_TALK.search(opts.blank(_LETTER_LABEL.sub("", plain[left:right], count=1))):
                 return False
             if not mark(letter, start, end):
                 return False
@@ -290,6 +296,18 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
         return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak else None
 
     return read
+
+
+def _cut_off_list_start(plain: str, opts: _Options) -> bool:
+    """Whether the answer ends, after other lines, on a letter and only the start of its option's text
+    ("... "C" can be removed,\nA) i wish"): a list of the options begun and cut off, not a choice."""
+    lines = [line for line in plain.splitlines() if line.strip()]
+    m = _LINE_MARK.match(lines[-1]) if len(lines) > 1 else None
+    if m is None:
+        return False
+    letter, said = next(g for g in m.groups() if g).lower(), lines[-1][m.end():].strip(_BETWEEN).lower()
+    full = next((t for t, x in opts.texts if x == letter), "")
+    return bool(said) and len(said) < len(full) and full.startswith(said)
 
 
 def _opens_with_option(plain: str, opts: _Options) -> bool:
