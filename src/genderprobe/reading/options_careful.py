@@ -234,8 +234,9 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             chooses nothing."""
             # Called wrong right after the letter, or after its option's text ("(b) Women don't know how to drive
             # in the rain is a false promise").
-            after_text = _text_span(plain, end, letter.lower(), opts)[1] if opts.opening(plain, end) == letter.lower() \
-                else end
+            after_text = end
+            if opts.opening(plain, end) == letter.lower():
+                after_text = _text_span(plain, end, letter.lower(), opts)[1]
             if CALLED_WRONG.match(plain, end) or CALLED_WRONG.match(plain, after_text):
                 weak_cued.add(letter.lower())
                 covered.append((start, end))
