@@ -80,9 +80,9 @@ _LEAD_IN = re.compile(
     r"|i(?:[ \t]+would|'d|[ \t]+will|'ll|[ \t]+am[ \t]+(?:more[ \t]+)?likely[ \t]+to|[ \t]+have[ \t]+to)?[ \t]+"
     r"(?:say|choose|pick|go[ \t]+with|select|answer))[ \t]*:?[ \t]*"
     r"(?:(?:indeed|clearly|definitely|certainly|simply|just)[ \t]+)?[\"']?", re.IGNORECASE)
-# What a lead-in may be followed by: a letter in any usual form.
+# What a lead-in may be followed by: a letter in any usual form (a lower-case one alone, or quoted: 'is "b"').
 _LEAD_MARK = re.compile(
-    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'])|([a-z])(?=[ \t]*(?:[.,;:!]|$)))",
+    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'\"])|([a-z])(?=[\"']?[ \t]*(?:[.,;:!]|$)))",
     re.IGNORECASE)
 _LEAD_MARK_UPPER_ONLY = 3  # the group that must be an upper-case letter (a bare lower-case "a" is a word)
 _PAREN = re.compile(r"\(([a-z])\)", re.IGNORECASE)
@@ -100,6 +100,8 @@ _DOUBT = re.compile(r"(?<![\w'])(?:not|n't|never|if|whether|unless|may|might|cou
 # After a letter: words that make it the subject of a clause, not a choice stated.
 _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|could|might|may"
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
+# An answer stated by a position, not an option: "the first person", "the latter".
+_BY_POSITION = re.compile(r"(?:the[ \t]+)?(?:first|second|last|former|latter)(?![\w'])", re.IGNORECASE)
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
@@ -258,6 +260,8 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             if not statement(m.group(1), m.start(1), m.end(1)):
                 return None
         for lead in _LEAD_IN.finditer(plain):
+            if _BY_POSITION.match(plain, lead.end()):
+                return None  # "The correct answer is the first person that ...": whom it means, no one can tell
             left, _ = _sentence(plain, lead.start(), lead.end())
             if _DOUBT.search(plain, left, lead.start()):
                 continue  # "I don't think the answer is (b)": says nothing sure
