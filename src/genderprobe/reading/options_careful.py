@@ -75,14 +75,15 @@ _LABELLED_UPPER = re.compile(
     r"(?:[:\-][ \t]*)?(?:option[ \t]+)?)([A-Z])(?=[ \t]*[:\-]?[ \t]+\w)", re.MULTILINE)
 # Words that say an answer follows.
 _LEAD_IN = re.compile(
-    r"(?<![\w'])(?:(?:answer|choice|option|response)[ \t]+(?:here[ \t]+)?(?:is|would be|will be|should be|must be)"
+    r"(?<![\w'])(?:(?:answer|choice|option|response)[ \t]+(?:(?:here|to[ \t]+(?:this|the)[ \t]+question)[ \t]+)?"
+    r"(?:is|would be|will be|should be|must be)"
     r"|(?:answer|choice|response)[ \t]*[:\-]"
     r"|i(?:[ \t]+would|'d|[ \t]+will|'ll|[ \t]+am[ \t]+(?:more[ \t]+)?likely[ \t]+to|[ \t]+have[ \t]+to)?[ \t]+"
     r"(?:say|choose|pick|go[ \t]+with|select|answer))[ \t]*:?[ \t]*"
     r"(?:(?:indeed|clearly|definitely|certainly|simply|just)[ \t]+)?[\"']?", re.IGNORECASE)
 # What a lead-in may be followed by: a letter in any usual form (a lower-case one alone, or quoted: 'is "b"').
 _LEAD_MARK = re.compile(
-    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'\"])|([a-z])(?=[\"']?[ \t]*(?:[.,;:!]|$)))",
+    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'\"])|([a-z])(?=[\"']?[ \t]*(?:[.,;:!\n]|$)))",
     re.IGNORECASE)
 _LEAD_MARK_UPPER_ONLY = 3  # the group that must be an upper-case letter (a bare lower-case "a" is a word)
 _PAREN = re.compile(r"\(([a-z])\)", re.IGNORECASE)
