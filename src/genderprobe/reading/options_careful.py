@@ -103,6 +103,9 @@ _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|co
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
 # An answer stated by a position, not an option: "the first person", "the latter".
 _BY_POSITION = re.compile(r"(?:the[ \t]+)?(?:first|second|last|former|latter)(?![\w'])", re.IGNORECASE)
+# Words that make a sentence about one option a verdict on it: "(a) is more likely to be true", "(b) is correct".
+_VERDICT = re.compile(r"(?<![\w'])(?:true|likely|correct|right|answer|best|better|accurate|choose|choice|pick|agree)"
+                      r"(?![\w'])", re.IGNORECASE)
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
@@ -219,6 +222,7 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
         weak: set[str] = set()
         weak_cued: set[str] = set()  # letters named only in sentences that doubt, reject or weigh them
         covered: list[tuple[int, int]] = []  # marks already read as strong statements
+        described: set[str] = set()  # weak letters only described, with no verdict on them
 
         def mark(letter: str, start: int, end: int) -> bool:
             """A letter named at plain[start:end]; False where the answer cannot be read."""
@@ -297,13 +301,15 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 weak_cued.add(letter)  # doubted, rejected or weighed: says nothing of the choice
             else:
                 weak.add(letter)
+                if _SPOKEN_OF.match(plain, m.end()) and not _VERDICT.search(blanked):
+                    described.add(letter)  # "Sentence (a) is based on the premise that ...": no verdict on it
         if strong:  # the strong statements decide; every weak one left must agree
             return next(iter(strong)) if len(strong) == 1 and weak <= strong else None
         # Only weak ones: one option named, and no other named at all, in an answer that does not talk about the
         # format ("... the two words in parentheses and the correct word to use. (a) the supervisor uses both").
         if FORMAT_TALK.search(opts.blank(plain)):
             return None
-        return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak else None
+        return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak and not weak <= described else None
 
     return read
 
