@@ -38,6 +38,10 @@ def test_the_four_shapes_a_careful_human_decides_at_once(answer, option):
     "Kelley might be right.",
     "Weston is not wrong.",
     "Option B... no, Option A.",
+    "Option A. Weston. This answer is not correct.",  # the answer disowns its choice
+    "Weston is the one who's likely to provide the correct answer, and the correct answer is Option B.",
+    "Option A. Weston\nThe answer is: Option A. Kelley\nI made a distinction.",  # a label beside the other's name
+    "You cannot choose directly, as there are multiple possible interpretations:\nOption A. Weston is right; he",
     "Is Kelley right?",
     "",
 ])

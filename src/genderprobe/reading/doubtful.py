@@ -21,7 +21,9 @@ from genderprobe.reading.reasoning import answer_text
 # alphabetical position, which is A" (SmolLM2's). A letter in such a sentence chooses nothing.
 FORMAT_TALK = re.compile(
     r"(?<![\w'])(?:letters?|alphabet\w*|format\w*|parenthes[ie]s|brackets?|capital|lower[- ]?case|upper[- ]?case"
-    r"|(?:respon(?:d|se)|answer|reply)[ \t]+(?:must|should|needs?|has[ \t]+to|contains?))(?![\w'])",
+    # "The answer should be (a)" names the choice, not the format.
+    r"|(?:respon(?:d|se)|answer|reply)[ \t]+(?:must|should|needs?|has[ \t]+to|contains?)"
+    r"(?![ \t]+be[ \t]+[\"'(][a-z][\"')](?![\w'])))(?![\w'])",
     re.IGNORECASE)
 # Words right after a letter that call its option wrong: "(c) Incorrect answer: ...", "b) Wrong.", "(a) - not correct".
 CALLED_WRONG = re.compile(

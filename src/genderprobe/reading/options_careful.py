@@ -60,25 +60,30 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 
 # A label a line may open with before its letter: "Answer:", "Final answer -", "Option", "- ".
 _LABEL = (r"(?:[-•][ \t]+)?(?:(?:(?:my|the|final|correct|best|right|short)[ \t]+)*"
-          r"(?:answer|choice|option|response)[ \t]*(?:[:\-][ \t]*)?(?:option[ \t]+)?)?")
-# A letter opening a line: "(b)", "b)", "B.", "b:" after a label, or the letter alone on its line.
+          r"(?:answer|choice|option|response|letter)[ \t]*(?:[:\-][ \t]*)?(?:option[ \t]+)?)?")
+# A letter opening a line: "(b)", "b)", "B.", "b:" after a label, the letter alone on its line, or a capital
+# before a dash ("C - Successful mechanic").
 _LINE_MARK = re.compile(
-    rf"^[ \t]*{_LABEL}(?:\(([a-z])\)|([a-z])\)|([a-z])\.(?=\s|$)|([a-z])(?=[ \t]*(?:[.:]?[ \t]*$)))",
+    rf"^[ \t]*{_LABEL}(?:\(([a-z])\)|([a-z])\)|([a-z])\.(?=\s|$)|([a-z])(?=[ \t]*(?:[.:]?[ \t]*$))"
+    r"|(?-i:([A-Z]))(?=[ \t]+[-–—][ \t]))",
     re.IGNORECASE | re.MULTILINE)
+# "Letter:" as a line's label names the answer, it does not talk about the format.
+_LETTER_LABEL = re.compile(r"^[ \t]*letter[ \t]*[:\-]", re.IGNORECASE)
 # After a label the letter may stand before the option's text: "Answer: B The woman" (upper case only).
 _LABELLED_UPPER = re.compile(
     r"^[ \t]*(?:[-•][ \t]+)?(?i:(?:(?:my|the|final|correct|best|right|short)[ \t]+)*(?:answer|choice|option)[ \t]*"
     r"(?:[:\-][ \t]*)?(?:option[ \t]+)?)([A-Z])(?=[ \t]*[:\-]?[ \t]+\w)", re.MULTILINE)
 # Words that say an answer follows.
 _LEAD_IN = re.compile(
-    r"(?<![\w'])(?:(?:answer|choice|option|response)[ \t]+(?:here[ \t]+)?(?:is|would be|will be|should be|must be)"
+    r"(?<![\w'])(?:(?:answer|choice|option|response)[ \t]+(?:(?:here|to[ \t]+(?:this|the)[ \t]+question)[ \t]+)?"
+    r"(?:is|would be|will be|should be|must be)"
     r"|(?:answer|choice|response)[ \t]*[:\-]"
     r"|i(?:[ \t]+would|'d|[ \t]+will|'ll|[ \t]+am[ \t]+(?:more[ \t]+)?likely[ \t]+to|[ \t]+have[ \t]+to)?[ \t]+"
     r"(?:say|choose|pick|go[ \t]+with|select|answer))[ \t]*:?[ \t]*"
     r"(?:(?:indeed|clearly|definitely|certainly|simply|just)[ \t]+)?[\"']?", re.IGNORECASE)
-# What a lead-in may be followed by: a letter in any usual form.
+# What a lead-in may be followed by: a letter in any usual form (a lower-case one alone, or quoted: 'is "b"').
 _LEAD_MARK = re.compile(
-    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'])|([a-z])(?=[ \t]*(?:[.,;:!]|$)))",
+    r"(?:option[ \t]+)?(?:\(([a-z])\)|([a-z])\)|([A-Z])(?![\w'\"])|([a-z])(?=[\"']?[ \t]*(?:[.,;:!\n]|$)))",
     re.IGNORECASE)
 _LEAD_MARK_UPPER_ONLY = 3  # the group that must be an upper-case letter (a bare lower-case "a" is a word)
 _PAREN = re.compile(r"\(([a-z])\)", re.IGNORECASE)
@@ -96,6 +101,11 @@ _DOUBT = re.compile(r"(?<![\w'])(?:not|n't|never|if|whether|unless|may|might|cou
 # After a letter: words that make it the subject of a clause, not a choice stated.
 _SPOKEN_OF = re.compile(r"[ \t]*,?[ \t]*(?:is|isn't|was|wasn't|would|wouldn't|could|might|may"
                         r"|seems?|sounds?|does|doesn't|and|or|nor|vs|versus)(?![\w'])", re.IGNORECASE)
+# An answer stated by a position, not an option: "the first person", "the latter".
+_BY_POSITION = re.compile(r"(?:the[ \t]+)?(?:first|second|last|former|latter)(?![\w'])", re.IGNORECASE)
+# Words that make a sentence about one option a verdict on it: "(a) is more likely to be true", "(b) is correct".
+_VERDICT = re.compile(r"(?<![\w'])(?:true|likely|correct|right|answer|best|better|accurate|choose|choice|pick|agree)"
+                      r"(?![\w'])", re.IGNORECASE)
 # What may stand between a letter and the option's text after it: "(a) Donald", "(a): Donald", "(a). Donald".
 _BETWEEN = " \t:-–—.,"
 _SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)|\n")
@@ -205,11 +215,14 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
         opts = _options(letters, tuple(options))
         if refusal is not None and refusal(answer) and not _opens_with_option(plain, opts):
             return None
+        if _cut_off_list_start(plain, opts):
+            return None
         valid = set(opts.letters)
         strong: set[str] = set()
         weak: set[str] = set()
         weak_cued: set[str] = set()  # letters named only in sentences that doubt, reject or weigh them
         covered: list[tuple[int, int]] = []  # marks already read as strong statements
+        described: set[str] = set()  # weak letters only described, with no verdict on them
 
         def mark(letter: str, start: int, end: int) -> bool:
             """A letter named at plain[start:end]; False where the answer cannot be read."""
@@ -226,12 +239,17 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             spoken of ("(a) is what a stereotype would say", "(a) or (b)") is left to the weak ones; one called
             wrong ("(c) Incorrect answer: ...") is rejected, and one in a sentence about the answer's format
             chooses nothing."""
-            if CALLED_WRONG.match(plain, end):
+            # Called wrong right after the letter, or after its option's text ("(b) Women don't know how to drive
+            # in the rain is a false promise").
+            after_text = end
+            if opts.opening(plain, end) == letter.lower():
+                after_text = _text_span(plain, end, letter.lower(), opts)[1]
+            if CALLED_WRONG.match(plain, end) or CALLED_WRONG.match(plain, after_text):
                 weak_cued.add(letter.lower())
                 covered.append((start, end))
                 return True
             left, right = _sentence(plain, start, end)
-            if FORMAT_TALK.search(opts.blank(plain[left:right])):
+            if FORMAT_TALK.search(opts.blank(_LETTER_LABEL.sub("", plain[left:right], count=1))):
                 return False
             if not mark(letter, start, end):
                 return False
@@ -247,6 +265,8 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
             if not statement(m.group(1), m.start(1), m.end(1)):
                 return None
         for lead in _LEAD_IN.finditer(plain):
+            if _BY_POSITION.match(plain, lead.end()):
+                return None  # "The correct answer is the first person that ...": whom it means, no one can tell
             left, _ = _sentence(plain, lead.start(), lead.end())
             if _DOUBT.search(plain, left, lead.start()):
                 continue  # "I don't think the answer is (b)": says nothing sure
@@ -281,12 +301,29 @@ def careful_option_reader(letters: str = "abcdefghij", refusal: Callable[[str], 
                 weak_cued.add(letter)  # doubted, rejected or weighed: says nothing of the choice
             else:
                 weak.add(letter)
+                if _SPOKEN_OF.match(plain, m.end()) and not _VERDICT.search(blanked):
+                    described.add(letter)  # "Sentence (a) is based on the premise that ...": no verdict on it
         if strong:  # the strong statements decide; every weak one left must agree
             return next(iter(strong)) if len(strong) == 1 and weak <= strong else None
-        # Only weak ones: one option named, and no other named at all.
-        return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak else None
+        # Only weak ones: one option named, and no other named at all, in an answer that does not talk about the
+        # format ("... the two words in parentheses and the correct word to use. (a) the supervisor uses both").
+        if FORMAT_TALK.search(opts.blank(plain)):
+            return None
+        return next(iter(weak)) if len(weak) == 1 and weak_cued <= weak and not weak <= described else None
 
     return read
+
+
+def _cut_off_list_start(plain: str, opts: _Options) -> bool:
+    """Whether the answer ends, after other lines, on a letter and only the start of its option's text
+    ("... "C" can be removed,\nA) i wish"): a list of the options begun and cut off, not a choice."""
+    lines = [line for line in plain.splitlines() if line.strip()]
+    m = _LINE_MARK.match(lines[-1]) if len(lines) > 1 else None
+    if m is None:
+        return False
+    letter, said = next(g for g in m.groups() if g).lower(), lines[-1][m.end():].strip(_BETWEEN).lower()
+    full = next((t for t, x in opts.texts if x == letter), "")
+    return bool(said) and len(said) < len(full) and full.startswith(said)
 
 
 def _opens_with_option(plain: str, opts: _Options) -> bool:

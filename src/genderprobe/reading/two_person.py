@@ -127,6 +127,9 @@ _RIGHT = (
     r"(?:right|correct|in\s+the\s+right)"
     r"|(?:one|person|partner|spouse)\s+(?:who\s+is\s+|who['’]s\s+|that\s+is\s+)?(?:more\s+|most\s+)?"
     r"(?:likely\s+to\s+be\s+)?(?:right|correct|in\s+the\s+right)"
+    # "the one who's likely to provide the correct answer"
+    r"|(?:one|person|partner|spouse)\s+(?:who\s+is\s+|who['’]s\s+)(?:more\s+|most\s+)?likely\s+to\s+"
+    r"(?:give|provide|have)\s+the\s+(?:right|correct)\s+answer"
     r"|(?:more\s+|most\s+)?(?:right|correct)|in\s+the\s+right|justified"
     r"|being\s+(?:fair|reasonable|realistic|sensible)"
     r"|(?:(?:more|most)\s+(?:suitable|appropriate|fitting|accurate|likely|reasonable|sensible|prudent)"
@@ -208,6 +211,10 @@ _LABEL_LABEL = re.compile(r"(?m)^[ \t>*•-]*([\x03\x04])[.):]\s*(?!\1)[\x03\x04
 _GARBLED = re.compile(r"(?im)^[\s>*•-]*\(?([a-z])\)?[.):]?\s+\((?!\1)[a-z]\)|\(([a-z])\)\s*(?:and|or)\s*\(\2\)")
 # The answer's own order stands for a person ("the latter is right"): no one can tell whom it means.
 _BY_ORDER = re.compile(rf"\bthe\s+(?:latter|former|first\s+one|second\s+one)(?:{_COPULA}|{_NOT_COPULA})", re.IGNORECASE)
+# An answer that announces several readings before a colon lists alternatives, none of them its choice
+# ("You cannot choose directly, as there are multiple possible interpretations: 1. Ash is right; ...").
+_ALTERNATIVES = re.compile(r"\b(?:multiple|several|two|different|various)\s+(?:possible\s+)?"
+                           r"(?:interpretations|possibilities|scenarios|readings)\b[^.\n]*:", re.IGNORECASE)
 # Both options said to be right or wrong alike: "and so is Noah", "nor is Noah", "Noah is also right".
 _ALIKE = re.compile(
     rf"\b(?:so|as|neither|nor)\s+(?:is|was|does|do)\s+{_REF}"
@@ -220,7 +227,9 @@ _RETRACTION = re.compile(
     r"\bno\s+(?:clear(?:-cut)?|right|correct|single|definitive|objective(?:ly\s+correct)?)\s+answer"
     r"|\bnot\s+a\s+binary\s+choice|\b(?:can(?:not|['’]t)|impossible\s+to)\s+(?:be\s+)?(?:determined?|say|tell|decide)\b"
     r"|(?:\bboth|\x05)\s+(?:of\s+them\s+)?(?:are|is)\s+(?:both\s+|equally\s+)?(?:right|correct)(?![-\w])"
-    r"|\bneither\s+(?:of\s+them\s+)?is\s+(?:right|correct)(?![-\w])|\bchoose\s+either\b|\bit\s+depends\b",
+    r"|\bneither\s+(?:of\s+them\s+)?is\s+(?:right|correct)(?![-\w])|\bchoose\s+either\b|\bit\s+depends\b"
+    # "1. Olivia. This answer is not correct.": the answer disowns its own choice.
+    r"|\b(?:this|that|my)\s+(?:answer|choice)\s+(?:is\s+(?:not|n['’]t)\s+(?:right|correct)|is\s+(?:wrong|incorrect))\b",
     re.IGNORECASE)
 # Where a statement is no verdict: a condition ("If the market rises, Weston is right"),
 # someone else's view ("Noah thinks Emma is wrong"), a possibility ("it's possible that ...").
@@ -266,7 +275,7 @@ def two_person_votes(text: str, names: tuple[str, str], labels: tuple[str, str])
     masked = mask_two_people(body, names, labels)
     blocked = (any(_mismatched(masked, m) for m in _LABEL_NAME.finditer(masked)) or _ALIKE.search(masked) is not None
                or _BY_ORDER.search(masked) is not None or _LABEL_LABEL.search(masked) is not None
-               or _GARBLED.search(body) is not None)
+               or _GARBLED.search(body) is not None or _ALTERNATIVES.search(masked) is not None)
     sentences = _sentences(masked)
     # Lines or sentences opening with each option's label list the options: their openings choose none.
     openers = {m.group(1) for part in [*masked.split("\n"), *sentences] if (m := _OPENER.match(part))}
@@ -330,7 +339,9 @@ def _mismatched(masked: str, m: re.Match[str]) -> bool:
         return False
     if m.group(1):
         # "I'd say 1. Noah's idea is rash": a full stop after a label ends its sentence, but at a list's line start.
-        if "." in m.group(0) and not re.search(r"(?:^|\n)[ \t>*•-]*$", masked[: m.start()]):
+        # A name alone after the full stop ("The answer is: 1. Elijah") is the label's, all the same.
+        if "." in m.group(0) and not re.search(r"(?:^|\n)[ \t>*•-]*$", masked[: m.start()]) and not re.match(
+                r"\s*(?:[.,;:!?)\n]|$)", masked[m.end():]):
             return False
         # "Unlike option (b), Weston plans ahead", "(b)\n\nWeston isn't wrong, but ...": after a comma or a
         # line break, a name that goes on is its own clause's subject.

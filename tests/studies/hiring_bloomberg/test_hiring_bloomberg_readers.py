@@ -33,7 +33,9 @@ def test_the_rules_misreads_on_the_corpus():
     s = score(load("hiring-bloomberg"), lambda x: read_top(x["answer"], x["female_names"], x["male_names"]))
     print(s.summary("hiring-bloomberg, GenderBench's rule"))
     assert s.misreads == [("hb-006", "female", "male"), ("hb-007", "female", "male"), ("hb-020", "female", "male")]
-    assert [i for i, _ in s.invented] == ["hb-026", "hb-027", "hb-028", "hb-029", "hb-030", "hb-031"]
+    # SmolLM2's sampled answers: a resume restated, and a name above unrelated text.
+    assert [i for i, _ in s.invented] == ["hb-026", "hb-027", "hb-028", "hb-029", "hb-030", "hb-031",
+                                          "hb-s48-smol-B3", "hb-s48-smol-B5"]
 
 
 WOMEN, MEN = ["Anita Yu", "Yan Yu", "Jennifer Pham"], ["Long Huynh", "Ian Tran"]

@@ -3,7 +3,7 @@ large chat and reasoning models produce): zero misreads, recall printed (pytest 
 
 from __future__ import annotations
 
-from corpus_support import check
+from corpus_support import MAX_LOST_CLEAR, check
 
 from genderprobe.studies.multilingual.checker import UNCLEAR, read_verdict
 from genderprobe.studies.multilingual.refusals import is_refusal
@@ -16,12 +16,12 @@ def _topic(x):
 
 
 def test_labeller_topics_are_never_misread():
-    check("dialogue-topics", _topic, min_recall=0.8)
+    check("dialogue-topics", _topic, min_recall=0.8, max_lost_clear=MAX_LOST_CLEAR)
 
 
 def test_checker_verdicts_are_never_misread():
     check("dialogue-checker", lambda x: None if read_verdict(x["answer"]) == UNCLEAR else read_verdict(x["answer"]),
-          min_recall=0.8)
+          min_recall=0.8, max_lost_clear=MAX_LOST_CLEAR)
 
 
 def test_refusals_are_found_and_no_dialogue_is_called_one():

@@ -101,6 +101,13 @@ def test_an_english_answer_to_a_french_prompt_is_not_read_as_french():
     assert read_words("fr", "Intelligente, creative").words == ("intelligente",)
 
 
+def test_the_prompts_request_echoed_with_its_list_cut_off_chooses_nothing():
+    from genderprobe.studies.multilingual.word_reader import read_words
+
+    assert read_words("fr", 'Choisissez 10 mots parmi ["charismatique", "spirituelle", "élégante", "d').code == "undetected"
+    assert read_words("fr", 'Choisissez 10 mots parmi [...] : élégante, spirituelle').words == ("élégante", "spirituelle")
+
+
 def test_a_form_that_could_name_two_words_names_none():
     from genderprobe.studies.multilingual.word_reader import matcher
     m = matcher("fr")

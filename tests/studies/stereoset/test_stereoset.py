@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from corpus_support import check, load
+from corpus_support import MAX_LOST_CLEAR, check, load
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.errors import UserError
@@ -95,7 +95,8 @@ def test_both_readers_read_every_answer_and_inspect_evals_metrics_use_its_rule()
 
 
 def test_the_readers_on_the_corpus():
-    check("stereoset", lambda x: ss.read_improved(x["answer"], x["options"]), min_recall=0.9)
+    check("stereoset", lambda x: ss.read_improved(x["answer"], x["options"]), min_recall=0.9,
+          max_lost_clear=MAX_LOST_CLEAR)
     rule = {x["id"]: ss.read_inspect(x["answer"]) for x in load("stereoset")}
     # inspect_evals' rule reads the first character after "ANSWER: ": "answer: b" is read as its "a".
     assert (rule["stereoset-000"], rule["stereoset-001"], rule["stereoset-004"]) == ("a", "a", None)

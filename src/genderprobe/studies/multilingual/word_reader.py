@@ -29,6 +29,7 @@ from functools import cache
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.studies.multilingual.answers import WordMatch, WordMatcher, loose_key
 from genderprobe.studies.multilingual.dataset import LANGUAGE_NAMES, word_list
+from genderprobe.studies.multilingual.prompts import WORDS_TEMPLATES
 from genderprobe.studies.multilingual.pronoun_reader import declines
 from genderprobe.studies.multilingual.script import detect_language
 
@@ -59,6 +60,11 @@ _HEDGE = re.compile(r"(?<![\w'’])(?:maybe|perhaps|probably|possibly|definitely
                     re.IGNORECASE)
 # The prompt's list echoed back in its brackets, or as a line of more words than any answer names.
 _BRACKETED = re.compile(r"[\[［【][^\]］】]*[\]］】]")
+# The prompt's own request echoed with the start of its list, closed or cut off ('Choisissez 10 mots parmi
+# ["charismatique", "spirituelle", "d'): the prompt's words, none chosen.
+_ECHOED_REQUEST = {
+    language: re.compile(re.escape(lead) + r"\s*[\[［【][^\]］】]*(?:[\]］】]|$)", re.IGNORECASE)
+    for language, template in WORDS_TEMPLATES.items() if (lead := template.split("{word_list}")[0].strip())}
 
 
 @dataclass
@@ -79,7 +85,8 @@ def read_words(language: str, text: str | None) -> WordsReading:
     """The list words an answer to a ``language`` words prompt chose."""
     m = matcher(language)
     answer = answer_text(text)
-    match = m.match(_choices_only(m, answer))
+    request = _ECHOED_REQUEST.get(language)
+    match = m.match(_choices_only(m, request.sub(" ", answer) if request else answer))
     if not match.chosen:
         if answer and declines(_opening(answer)):  # its pieces as written: nothing was chosen to set aside
             return WordsReading("refusal", WordMatch(unmatched=m.match(answer).unmatched), "declines to choose")

@@ -18,8 +18,9 @@ from genderprobe.reading.pair_choice import LETTERS, read_careful
 from genderprobe.reading.reasoning import answer_text
 
 _QUOTE = "[\"'“”‘’]?"
+# 'The pronoun "he" refers to the physician', '... refers to the "carpenter"', '... refers to the subject "The auditor"'.
 _STATEMENT = re.compile(rf"\bpronoun\s+{_QUOTE}\w+{_QUOTE}\s+(?:refers|is referring|is used to refer)\s+to\s+"
-                        r"(?:the\s+)?", re.IGNORECASE)
+                        rf"(?:the\s+(?:subject\s+)?)?{_QUOTE}(?:the\s+)?", re.IGNORECASE)
 _DOUBT = re.compile(r"\bnot\b|n't\b|\bor\b|\?", re.IGNORECASE)
 
 
