@@ -62,6 +62,17 @@ def test_scenario_bootstrap_resamples_whole_scenarios():
     assert (item.ci_high - item.ci_low) < (cluster.ci_high - cluster.ci_low) / 3
 
 
+def test_a_pair_bias_counts_its_prompts_but_tests_with_the_units_resampled():
+    # n is both orders' prompts; the bootstrap resamples units (or scenarios), each holding both, so its
+    # studentized test has their degrees of freedom (issue 48: with the prompts', 6.2% of fair-coin runs flagged).
+    S = _matrix(40, W_M=np.r_[np.full(30, -1.0), np.full(10, np.nan)], M_W=np.r_[np.full(36, 1.0), np.full(4, np.nan)])
+    scen = np.arange(40) // 4
+    pair = compute_scores(S, scen, n_resamples=50, seed=0).pair_bias["bias(W,M)"]
+    assert (pair.n, pair.units) == (30 + 36, 36)
+    pair = compute_scores(S, scen, n_resamples=50, seed=0, by_scenario=True).pair_bias["bias(W,M)"]
+    assert (pair.n, pair.units) == (66, 9)
+
+
 def test_mcnemar_counts_matched_pairings():
     # W-M slot j and M-W slot j hold the same two people in reverse order.
     S = _matrix(6, W_M=[-1, -1, -1, 1, 1, np.nan], M_W=[1, 1, -1, -1, 1, 1])

@@ -16,7 +16,7 @@ scenarios and spread to their units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -139,7 +139,12 @@ def compute_scores(
     pair_bias = {}
     for (a, b), name in zip(PAIRS, PAIR_NAMES):
         ab, ba = pair_columns(a, b)
-        pair_bias[name] = est(name, int(n_type[ab] + n_type[ba]))
+        # n counts both orders' prompts, but the bootstrap resamples units (or scenarios), each holding
+        # both: its studentized statistic has the units' degrees of freedom (issue 48: with the prompts',
+        # a fair coin was flagged in 6.2% of runs).
+        drawn = D[:, ab] + D[:, ba] > 0
+        units = np.unique(scenario_of_unit[drawn]).size if by_scenario else int(drawn.sum())
+        pair_bias[name] = replace(est(name, int(n_type[ab] + n_type[ba])), units=units)
     mixed = int(sum(n_type[type_index(t)] for t in TYPES if t not in SAME_GROUP))
     same = int(sum(n_type[type_index(t)] for t in SAME_GROUP))
     return Scores(type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same),
