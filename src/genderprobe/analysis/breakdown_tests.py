@@ -181,7 +181,7 @@ def _p(est: Any, null: float) -> tuple[float | None, str | None, str | None, flo
             t, null_draws = bootstrap_t(value, se, boot, boot_se, at)
             return float(kept), "bootstrap", None, t, null_draws
         t, null_draws = studentized(value, boot, at)
-        return float(kept), "bootstrap", None, student_z(t, est.units or est.n), null_draws
+        return float(kept), "bootstrap", None, student_z(t, est.n), null_draws
     if est.ci_low is None or est.ci_high is None or est.ci_low == est.ci_high:
         return none[:2] + ("an interval of no width",) + none[3:]
     log = null == 1.0 and est.value > 0 and est.ci_low > 0

@@ -47,10 +47,6 @@ class Estimate:
     # (bootstrap-t), as the estimate is studentized by its own (breakdown_tests).
     se: float | None = field(default=None, compare=False, repr=False)
     draws_se: np.ndarray | None = field(default=None, compare=False, repr=False)
-    # How many independent units the bootstrap resampled, where that is not n (DeMET counts the
-    # prompts but resamples scenario slots, each holding both orders of a pair): the degrees of
-    # freedom of its studentized statistic (student_z; in memory only).
-    units: int | None = field(default=None, compare=False, repr=False)
     # How [ci_low, ci_high] was built where it is not the bootstrap percentile interval (an
     # absolute value's, see with_abs_interval), and GenderBench's own interval of the metric
     # (a MarkInterval) where that is not the one shown. Both written to results.json.
