@@ -164,9 +164,9 @@ def _pair_moments(S0: np.ndarray, D: np.ndarray, scenario_of_unit: np.ndarray, b
     still weigh each scenario once."""
     if by_scenario:
         _, first, local = np.unique(scenario_of_unit, return_index=True, return_inverse=True)
-        by = np.zeros((first.size, S0.shape[0]))
-        by[local, np.arange(S0.shape[0])] = 1
-        S0, D = by @ S0, by @ D  # each scenario's sums
+        member = np.zeros((first.size, S0.shape[0]))
+        member[local, np.arange(S0.shape[0])] = 1
+        S0, D = member @ S0, member @ D  # each scenario's sums
     cols = []
     for a, b in PAIRS:
         ab, ba = pair_columns(a, b)
