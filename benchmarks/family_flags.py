@@ -254,6 +254,7 @@ def check(seeds: range = range(3), probes: list[str] | None = None, sizes: list[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--first-seed", type=int, default=0, help="runs' seeds from this one on (a fresh set of runs)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--probes", nargs="*", default=list(SIZES))
     parser.add_argument("--sizes", type=int, nargs="*", help="these sizes instead of the README's and the small one")
@@ -268,7 +269,8 @@ def main() -> None:
         key, readme, small = SIZES[probe]
         for size in args.sizes or (readme, small):
             start = time.time()
-            chunks = [range(s, min(args.runs, s + 100)) for s in range(0, args.runs, 100)]
+            end = args.first_seed + args.runs
+            chunks = [range(s, min(end, s + 100)) for s in range(args.first_seed, end, 100)]
             with ProcessPoolExecutor(args.jobs) as pool:
                 found = list(pool.map(_simulate, [(probe, size, c) for c in chunks]))
             hits = sum(f for f, _ in found)
