@@ -213,8 +213,10 @@ def check(seeds: range = range(3), probes: list[str] | None = None, sizes: list[
     for probe in probes or SIZES:
         key, _, small = SIZES[probe]
         for size, seed in ((size, seed) for size in sizes or [small] for seed in seeds):
+            # All items is the default (sample_k None, in the data's order), as the simulation asks them.
+            everything = getattr(get_probe(probe)().params, key) is None and size == SIZES[probe][1]
             out = run_probe(probe, "reference:random", config=RunConfig(use_cache=False, seed=seed),
-                            **{key: size})
+                            **({} if everything else {key: size}))
             if probe == "discrimination-tamkin":
                 order = {item: n for n, item in enumerate(dict.fromkeys(r["item"] for r in out.records))}
                 answers = np.zeros((size, 3), np.int64)
