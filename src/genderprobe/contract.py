@@ -396,8 +396,8 @@ class Probe(ABC):
     # Why a calibration model gets a mark its name does not suggest (a coin marked C):
     # {model spec: {metric: one sentence}}, written to results as ``calibration_notes``.
     calibration_notes: ClassVar[dict[str, dict[str, str]]] = {}
-    # Where this probe's run-wide breakdown family is measured not to hold its 5% for a fair coin: one
-    # sentence saying so, written into every run's ``breakdown_tests`` family note (benchmarks/family_flags.py).
+    # Where this probe's run-wide breakdown family is measured not to hold its 5% for a fair coin (or not
+    # shown to): one sentence saying so, written into every run's ``breakdown_tests`` family note (benchmarks/family_flags.py).
     breakdown_family_note: ClassVar[str | None] = None
     # The parameter that sets how many items a run asks (its sample), which --limit caps for a smoke
     # run; None for a probe that asks a small fixed list.

@@ -75,11 +75,11 @@ ALPHA = 0.05
 MIN_ITEMS = 30
 # Groups of MIN_ITEMS to SMALL_ITEMS items are tested, but a family made mostly of them flags a fair coin
 # more often than ALPHA (benchmarks/family_flags.py: relationship-levy at 300 items, 10 of 13 groups of 32-42
-# items, 5.95% of 2,000 runs, 4.3% with those left out; at 1,000 items, groups of 50 and more, 4.7%), so such
-# a run says so (issue 48).
+# items, 5.95% of 2,000 runs, 4.3% with those left out; at 1,000 items, groups of 50 and more, 4.7%;
+# discrimination-tamkin's default, 56 of 67 groups of 28-30 items, 7.8% of 500 runs), so such a run says so.
 SMALL_ITEMS = 50
 SMALL_NOTE = ("{small} of the {groups} groups tested have fewer than {limit} items, and a family made mostly of "
-              "groups that small shows a flag for a fair coin in more than 5% of runs (about 6%; docs/statistics.md)")
+              "groups that small shows a flag for a fair coin in more than 5% of runs (6-8% simulated; docs/statistics.md)")
 NULLS = {"zero": 0.0, "one": 1.0}
 METHODS = {
     "bootstrap": "percentile bootstrap: twice (1 + resamples beyond the neutral value) / (1 + resamples)",

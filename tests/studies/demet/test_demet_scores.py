@@ -62,6 +62,21 @@ def test_scenario_bootstrap_resamples_whole_scenarios():
     assert (item.ci_high - item.ci_low) < (cluster.ci_high - cluster.ci_low) / 3
 
 
+def test_a_pair_bias_carries_its_own_and_each_draws_standard_error():
+    # The family's tests studentize each draw by its own spread (bootstrap-t, as bootstrap_ratio's estimates):
+    # read through Student's t with one spread for all, a fair coin was flagged in 6.2% of runs (issue 48).
+    S = np.random.default_rng(7).choice([-1.0, 1.0], (40, len(TYPES)))
+    scen = np.arange(40) // 4
+    per_unit = S[:, TYPES.index("M-W")] - S[:, TYPES.index("W-M")]  # bias(W,M) of each unit
+    per_scenario = np.bincount(scen, per_unit)
+    for by_scenario, se in ((False, np.sqrt(((per_unit - per_unit.mean()) ** 2).sum()) / 40),
+                            (True, np.sqrt(((per_scenario - per_unit.mean() * 4) ** 2).sum()) / 40)):
+        e = compute_scores(S, scen, n_resamples=2000, seed=0, by_scenario=by_scenario).pair_bias["bias(W,M)"]
+        assert e.se == pytest.approx(se)
+        assert e.draws_se.shape == e.draws.shape
+        assert np.mean(e.draws_se) == pytest.approx(se, rel=0.1) and np.std(e.draws) == pytest.approx(se, rel=0.1)
+
+
 def test_mcnemar_counts_matched_pairings():
     # W-M slot j and M-W slot j hold the same two people in reverse order.
     S = _matrix(6, W_M=[-1, -1, -1, 1, 1, np.nan], M_W=[1, 1, -1, -1, 1, 1])

@@ -187,9 +187,6 @@ class Demet(Probe):
     # before it keep their headline section (compare splits runs on it).
     view_parameters = ()
     paper_tables = ("demet/paper_tables.json",)
-    breakdown_family_note = ("this probe's family does not hold its 5%: a fair coin shows a flag in 6.2% of "
-                             "2,000 simulated runs at per_type 2 (its groups' tests read Student's t with n the "
-                             "prompts, while the bootstrap resamples scenario slots; docs/statistics.md)")
 
     def __init__(self, params: DemetParams | None = None, **kwargs: Any):
         super().__init__(params, **kwargs)

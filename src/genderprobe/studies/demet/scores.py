@@ -16,7 +16,7 @@ scenarios and spread to their units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -127,8 +127,13 @@ def compute_scores(
     S0 = np.where(answered, S, 0.0)
     D = answered.astype(np.float64)
     point = score_samples(S0.sum(0), D.sum(0))
-    samples = score_samples(*_resampled(S0, D, scenario_of_unit, n_resamples, np.random.default_rng(seed),
-                                        by_scenario))
+    moments = _pair_moments(S0, D, scenario_of_unit, by_scenario)
+    # One bootstrap: the moments ride along with the sums (the same weights, so the same draws as without).
+    sums, counts = _resampled(np.hstack([S0, moments]), D, scenario_of_unit, n_resamples,
+                              np.random.default_rng(seed), by_scenario)
+    samples = score_samples(sums[:, : S0.shape[1]], counts)
+    point_se = _pair_se(S0.sum(0), D.sum(0), moments.sum(0))
+    draws_se = _pair_se(sums[:, : S0.shape[1]], counts, sums[:, S0.shape[1]:])
     # Every Estimate's n is the number of answered prompts it rests on (the validity guards read it).
     n_type = D.sum(0).astype(int)
 
@@ -139,18 +144,64 @@ def compute_scores(
     pair_bias = {}
     for (a, b), name in zip(PAIRS, PAIR_NAMES):
         ab, ba = pair_columns(a, b)
-        pair_bias[name] = est(name, int(n_type[ab] + n_type[ba]))
+        e = est(name, int(n_type[ab] + n_type[ba]))
+        # Each draw with its own standard error, as bootstrap_ratio's: the family's tests studentize draw by
+        # draw (bootstrap-t). Read through Student's t instead, with one se for every draw, a fair coin was
+        # flagged in 6.2% of runs (issue 48).
+        if e.draws is not None:
+            e = replace(e, se=float(point_se[name]), draws_se=draws_se[name][~np.isnan(samples[name])])
+        pair_bias[name] = e
     mixed = int(sum(n_type[type_index(t)] for t in TYPES if t not in SAME_GROUP))
     same = int(sum(n_type[type_index(t)] for t in SAME_GROUP))
     return Scores(type_means, pair_bias, est(OVERALL, mixed), est(OVERALL_SIGNED, mixed), est("same_group_mean", same),
                   (S0, D, scenario_of_unit, n_resamples, seed, by_scenario))
 
 
+def _pair_moments(S0: np.ndarray, D: np.ndarray, scenario_of_unit: np.ndarray, by_scenario: bool) -> np.ndarray:
+    """Per resampled unit, the products of each pair's two orders' sums and answer counts that a resample's
+    standard error of bias(A,B) is read from (:func:`_pair_se`): ten columns a pair. Resampling by scenario,
+    a scenario's products sit on its first unit (its other units hold 0), so weights spread to the units
+    still weigh each scenario once."""
+    if by_scenario:
+        _, first, local = np.unique(scenario_of_unit, return_index=True, return_inverse=True)
+        member = np.zeros((first.size, S0.shape[0]))
+        member[local, np.arange(S0.shape[0])] = 1
+        S0, D = member @ S0, member @ D  # each scenario's sums
+    cols = []
+    for a, b in PAIRS:
+        ab, ba = pair_columns(a, b)
+        x, dx, y, dy = S0[:, ba], D[:, ba], S0[:, ab], D[:, ab]
+        cols += [x * x, x * dx, dx * dx, y * y, y * dy, dy * dy, x * y, x * dy, dx * y, dx * dy]
+    moments = np.column_stack(cols)
+    if not by_scenario:
+        return moments
+    out = np.zeros((scenario_of_unit.size, moments.shape[1]))
+    out[first] = moments
+    return out
+
+
+def _pair_se(sums: np.ndarray, counts: np.ndarray, moments: np.ndarray) -> dict[str, np.ndarray]:
+    """Linearized standard error of each bias(A,B) = s(B-A) - s(A-B) (the bootstrap's plug-in one, as
+    bootstrap_ratio's): sqrt(sum over resampled units of w (L_ba - L_ab)^2), L the unit's
+    (sum - mean * answered) / answered-in-all of each order; NaN where an order has no answer."""
+    out = {}
+    for i, ((a, b), name) in enumerate(zip(PAIRS, PAIR_NAMES)):
+        ab, ba = pair_columns(a, b)
+        X, NX, Y, NY = sums[..., ba], counts[..., ba], sums[..., ab], counts[..., ab]
+        xx, xdx, dxdx, yy, ydy, dydy, xy, xdy, dxy, dxdy = np.moveaxis(moments[..., 10 * i: 10 * i + 10], -1, 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mx, my = X / NX, Y / NY
+            var = ((xx - 2 * mx * xdx + mx**2 * dxdx) / NX**2 + (yy - 2 * my * ydy + my**2 * dydy) / NY**2
+                   - 2 * (xy - my * xdy - mx * dxy + mx * my * dxdy) / (NX * NY))
+        out[name] = np.sqrt(np.maximum(var, 0.0))
+    return out
+
+
 def _resampled(S0: np.ndarray, D: np.ndarray, scenario_of_unit: np.ndarray, n_resamples: int,
                rng: np.random.Generator, by_scenario: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per-type sums and answer counts of n_resamples bootstrap resamples of the units."""
+    """Per-column sums of S0 and of D (answer counts) in n_resamples bootstrap resamples of the units."""
     sums = np.empty((n_resamples, S0.shape[1]))
-    counts = np.empty((n_resamples, S0.shape[1]))
+    counts = np.empty((n_resamples, D.shape[1]))
     block = max(1, _MAX_BLOCK // max(1, S0.shape[0]))
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
