@@ -83,3 +83,7 @@ def test_what_the_server_way_refuses(weights):
     with pytest.raises(ModelError, match="bos=") as refused:
         asyncio.run(_answer_all(_server_model(server, "loglikelihood=1"), [loglikelihood_request("", TEXTS[1][1])]))
     assert refused.value.fatal
+    # A provider batch holds chat requests only: --batch sends log-likelihood requests the normal way.
+    from genderprobe.engine.batch.openai_files import OpenAIBatches
+
+    assert OpenAIBatches(_server_model(server)).encode(b"key", loglikelihood_request("", TEXTS[1][1])) is None
