@@ -616,7 +616,10 @@ def _parse_loglikelihoods(raw: bytes, request: Request, texts: list[tuple[str, s
         # characters before it.
         start = offsets[-1] - len(tail)
         picked = [v for v, o in zip(values[:-1], offsets[:-1]) if o >= start]
-        if not picked or any(v is None for v in picked):
+        if not picked:
+            raise ModelError(f"the server echoed no token of a continuation for {spec}; its text offsets do not "
+                             "match the prompt it was sent", kind="malformed", fatal=True)
+        if any(v is None for v in picked):
             raise ModelError(f"the server gave no log-probability for the first token of a text after an empty "
                              f"context ({spec}): its tokenizer adds no beginning-of-text token; name that token's text "
                              "in the spec, for example ?loglikelihood=1&bos=<|endoftext|>", kind="no_logprobs", fatal=True)

@@ -12,6 +12,8 @@ appears) for the readers check; what neither reads is lost, never guessed, and c
 
 :func:`ask_pairs` asks either way and gives, per item, the share of its read answers that chose
 the first choice, with what the validity guards need (positions, losses, both readers).
+:class:`PairChoiceProbe` and the ``*_option``/``check_*`` helpers are what such probes' parameters
+share (``--method``, ``--repetitions``; StereoSet takes ``--method`` too).
 """
 
 from __future__ import annotations
