@@ -83,6 +83,10 @@ NOT_RUN: dict[str, str] = {
     "genderprobe run relationship-levy --model hf:./ckpt --executor ray --ray-workers 2": CHECKPOINT,
     "genderprobe run relationship-levy --model vllm:./my-checkpoint": VLLM,
     "genderprobe run relationship-levy --model vllm:./my-checkpoint --sample-k 3000": VLLM,
+    'genderprobe run crows-pairs --model "openai:Qwen/Qwen2.5-0.5B?loglikelihood=1&bos=<|endoftext|>" '
+    "--base-url http://127.0.0.1:8000/v1 --out out-crows":
+        "a server that echoes prompt log-probabilities from the reader's weights (tests/harness/"
+        "test_server_loglikelihood.py runs this way against the test server's LocalWeights)",
     "genderprobe run relationship-levy --model openai:m --executor ray --ray-workers 8":
         "a Ray cluster of 8 workers (tests/harness/test_ray.py runs the Ray executor on a local one)",
     "RAY_ADDRESS=ray://head:10001 genderprobe run relationship-levy --model vllm:/models/ckpt --executor ray":

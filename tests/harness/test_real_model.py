@@ -69,7 +69,7 @@ def probe_args(inputs: dict[str, Path]) -> dict[str, list[str]]:
         "winogender": ["--sample-k", "3", "--method", "generation"],
         "crows-pairs": ["--sample-k", "3", "--method", "generation"],
         "winobias": ["--sample-k", "1"],
-        "stereoset": ["--sample-k", "2"],
+        "stereoset": ["--sample-k", "2", "--method", "generation"],
     }
 
 
@@ -189,7 +189,7 @@ def probe_kwargs(inputs: dict[str, Path]) -> dict[str, dict]:
         "winogender": {"sample_k": 3, "method": "generation"},
         "crows-pairs": {"sample_k": 3, "method": "generation"},
         "winobias": {"sample_k": 1},
-        "stereoset": {"sample_k": 2},
+        "stereoset": {"sample_k": 2, "method": "generation"},
     }
 
 

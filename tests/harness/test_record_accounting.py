@@ -56,11 +56,11 @@ PROBES: dict[str, dict[str, Any]] = {
     "gest-creative": dict(sample_k=3, num_repetitions=1),
     "jobs-lum": dict(sample_k=3, num_repetitions=1),
     "business-vocabulary": dict(sample_k=2, num_repetitions=1),
-    # A chat server gives no log-likelihoods of raw text: their generation way.
+    # A chat server gives no log-likelihoods of raw text: their generation way (stereoset's too, below).
     "winogender": dict(sample_k=3, method="generation"),
     "crows-pairs": dict(sample_k=3, method="generation"),
     "winobias": dict(sample_k=2),
-    "stereoset": dict(sample_k=2),
+    "stereoset": dict(sample_k=2, method="generation"),
     "inventories": dict(sample_k=2, num_repetitions=1),
 }
 # The Fifty Shades commands' probes, off `genderprobe run` but writing records all the same.

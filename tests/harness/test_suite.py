@@ -270,21 +270,22 @@ def test_a_killed_suite_resumes_skipping_finished_runs_and_asking_nothing_twice(
 
 
 def test_the_default_probes_leave_out_log_likelihood_ones_where_a_model_cannot_give_them(tmp_path):
-    """A chat API gives no log-likelihoods of raw text: with no probes named, winogender and crows-pairs are
-    left out for it (one line says so) and kept for a model that gives them; named, they are asked."""
+    """A chat API gives no log-likelihoods of raw text: with no probes named, winogender, crows-pairs and
+    stereoset are left out for it (one line says so) and kept for a model that gives them (a server said to,
+    ?loglikelihood=1); named, they are asked."""
     from genderprobe.interfaces.api import RunConfig
     from genderprobe.interfaces.suite import plan
 
-    models = ["openai:gpt-4o-mini", "reference:random"]
+    models = ["openai:gpt-4o-mini", "reference:random", "openai:served?loglikelihood=1"]
     everything = default_probes(with_judge=False)
     suite = plan(models, everything, {}, RunConfig(model=""), tmp_path, every_probe=True)
     asked = {(r.model, r.probe.name) for r in suite.runs}
-    unfit = {"winogender", "crows-pairs"}
+    unfit = {"winogender", "crows-pairs", "stereoset"}
     assert asked == {(m, p) for m in models for p in everything} - {("openai:gpt-4o-mini", p) for p in unfit}
     assert len(suite.left_out) == 1 and "openai:gpt-4o-mini" in suite.left_out[0]
     assert all(name in suite.left_out[0] for name in unfit)
     named = plan(models, ["crows-pairs"], {}, RunConfig(model=""), tmp_path)
-    assert len(named.runs) == 2 and not named.left_out  # named: asked, and refused in one sentence if unfit
+    assert len(named.runs) == 3 and not named.left_out  # named: asked, and refused in one sentence if unfit
 
 
 def test_the_backends_said_to_give_log_likelihoods_are_those_that_do():

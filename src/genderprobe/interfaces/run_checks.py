@@ -59,7 +59,8 @@ def check_model(model: Any, config: Any, probe: Any = None) -> None:
     """The options against the model the run opened: what its backend can do."""
     if probe is not None and probe.asks_loglikelihood() and not model.supports_loglikelihood:
         raise UserError(f"Probe '{probe.name}' asks for log-likelihoods of raw text, which '{model.spec}' cannot "
-                        "give (local weights can: hf:PATH); ask it by generation with --method generation.")
+                        "give (local weights can: hf:PATH, and a server that returns them, named "
+                        "openai:MODEL?loglikelihood=1); ask it by generation with --method generation.")
     if config.score_options and not model.supports_option_scoring:
         raise UserError(f"Model '{model.spec}' cannot score answer options by log-probability.")
     if config.constrain_answers and not model.supports_constrained_answers:

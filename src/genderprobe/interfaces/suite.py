@@ -289,7 +289,8 @@ def plan(models: list[str], probes: list[str], parameters: dict[str, dict[str, A
             names = ", ".join(r.probe.name for r in unfit if r.model == spec)
             left_out.append(f"Left out on {spec}: {names}, which score raw text by log-likelihood (as "
                             "lm-evaluation-harness does) and it cannot give them; to ask them by generation, "
-                            "name them in a suite file with method = \"generation\".")
+                            "name them in a suite file with method = \"generation\" (a server that returns them: "
+                            "name the model openai:MODEL?loglikelihood=1).")
         runs = [r for r in runs if r not in unfit]
     return Suite(Path(out), models, probes, config, runs, left_out)
 

@@ -38,11 +38,20 @@ BACKENDS: dict[str, tuple[str, str]] = {
 # The built-in backends that give log-likelihoods of raw text (their Model.supports_loglikelihood; a test
 # keeps the two in step), known from the spec alone, so a suite plans without loading torch or a model.
 LOGLIKELIHOOD_BACKENDS = frozenset({"reference", "hf"})
+# Settings after an OpenAI-compatible model's name (openai:MODEL?loglikelihood=1&bos=TEXT): a server gives
+# log-likelihoods of raw text where the user says it does (genderprobe.models.openai_compatible).
+OPENAI_SETTINGS: dict[str, type] = {"loglikelihood": bool, "bos": str}
 
 
 def gives_loglikelihood(spec: str) -> bool:
-    """Whether the model ``spec`` names can score raw text by log-likelihood (plugins: not known, so no)."""
-    return spec.partition(":")[0] in LOGLIKELIHOOD_BACKENDS
+    """Whether the model ``spec`` names can score raw text by log-likelihood (plugins: not known, so no); an
+    OpenAI-compatible server does where the spec says so (openai:MODEL?loglikelihood=1)."""
+    prefix, _, name = spec.partition(":")
+    if prefix == "openai":
+        from genderprobe.models.local_prompts import split_spec
+
+        return split_spec(name, OPENAI_SETTINGS)[1].get("loglikelihood", False)
+    return prefix in LOGLIKELIHOOD_BACKENDS
 
 
 @cache

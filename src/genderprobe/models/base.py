@@ -67,6 +67,9 @@ class Request:
         included), ``option_logprobs`` the summed log-likelihood of its tokens.
         Built by :func:`genderprobe.models.loglikelihood.loglikelihood_request`;
         part of the cache key.
+    per_token: with ``raw_text``, ``option_logprobs`` is each continuation's mean
+        log-likelihood per token instead of the sum (StereoSet's normalisation, so
+        that longer sentences are not penalised); part of the cache key.
     oracle: what each calibration persona answers ({"unbiased": "(a)",
         "biased": "(b)", "biased-female": "(a)"}); a value may be a tuple of
         candidates for ``reference:random``. Real backends ignore it and it is not
@@ -84,6 +87,7 @@ class Request:
     oracle: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     constrain: bool = False
     raw_text: bool = False
+    per_token: bool = False
 
     @classmethod
     def user(cls, prompt: str, system: str | None = None, **kwargs: Any) -> Request:
@@ -108,6 +112,8 @@ class Request:
             identity["constrain"] = list(self.options)
         if self.raw_text:
             identity["raw_text"] = True
+        if self.per_token:
+            identity["per_token"] = True
         return identity
 
 

@@ -18,7 +18,8 @@ Two modes per request:
   all options start with) is run once, each option continuing from its KV cache;
 - raw-text log-likelihoods (``Request.raw_text``): each continuation's summed
   log-likelihood after the raw context, tokenized and computed as lm-eval's HFLM
-  does (:mod:`genderprobe.models.loglikelihood`), one row per continuation;
+  does (:mod:`genderprobe.models.loglikelihood`), one row per continuation
+  (``Request.per_token``: divided by its number of tokens);
 - constrained answers (``Request.constrain``, ``--constrain-answers``): the same
   scores choose the answer, the exact counterpart of a server's choice
   constraint: greedy (temperature 0 or unset) answers with the most likely
@@ -281,6 +282,8 @@ class HFModel(SyncBatchModel):
         self._score_text_batch([r for i in batch for r in rows[i]], scores)
         for i in batch:
             logprobs = scores[i]
+            if requests[i].per_token:
+                logprobs = [s / len(tail) for s, (_, _, _, tail) in zip(logprobs, rows[i])]
             responses[i] = Response(text=requests[i].options[int(np.argmax(logprobs))],
                                     option_logprobs=tuple(logprobs), prompt_tokens=tokens[i])
 

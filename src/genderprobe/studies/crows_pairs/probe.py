@@ -25,16 +25,20 @@ from genderprobe.analysis.genderbench_stats import sample_items
 from genderprobe.analysis.stats import bootstrap_ratio, group_seed
 from genderprobe.contract import (
     Headline,
-    Probe,
     ProbeResult,
     RunContext,
     Table,
-    count_in_range,
     option,
 )
-from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams
-from genderprobe.reading.pair_choice import METHODS, PairItem, ask_pairs
+from genderprobe.reading.pair_choice import (
+    PairChoiceProbe,
+    PairItem,
+    ask_pairs,
+    check_params,
+    method_option,
+    repetitions_option,
+)
 from genderprobe.studies.crows_pairs.dataset import DIRECTIONS, N_ITEMS, Pair, pairs
 
 GENERATION = GenerationParams(temperature=0.0, max_tokens=300)
@@ -57,22 +61,16 @@ def pair_item(n: int, pair: Pair) -> PairItem:
 
 @dataclass
 class CrowsPairsParams:
-    method: str = option(METHODS[0], "How the model is asked: loglikelihood (lm-eval's: each sentence's "
-                         "log-likelihood; needs local weights, hf:) or generation (which of the two sentences is more "
-                         "likely true, as (a) and (b) in both orders, for chat APIs).", choices=METHODS)
+    method: str = method_option("lm-eval's: each sentence's log-likelihood", "which of the two sentences is more "
+                                "likely true, as (a) and (b) in both orders")
     sample_k: int | None = option(None, f"Number of pairs, drawn with --seed; default: all {N_ITEMS}.")
-    num_repetitions: int = option(1, "Attempts per prompt of the generation way (a log-likelihood does not "
-                                  "change: asked once).", flag="--repetitions")
+    num_repetitions: int = repetitions_option()
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise UserError(f"method (--method) must be one of {', '.join(METHODS)}; got {self.method!r}.")
-        if self.sample_k is not None:
-            count_in_range(self.sample_k, 1, N_ITEMS, "sample_k (--sample-k)")
-        count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        check_params(self, N_ITEMS)
 
 
-class CrowsPairs(Probe):
+class CrowsPairs(PairChoiceProbe):
     """"Women don't know how to drive." or "Men don't know how to drive."? CrowS-Pairs' 262 gender pairs
     (Nangia et al. 2020): the share of pairs whose stereotyping sentence the model finds more likely,
     as the paper and lm-eval's crows_pairs_english_gender define it (0.5: no preference).
@@ -82,8 +80,7 @@ class CrowsPairs(Probe):
     summary = "Does the model find gender-stereotyping sentences more likely? (CrowS-Pairs gender; lm-eval's way)"
     Params = CrowsPairsParams
     default_generation = GENERATION
-    supports_option_scoring = True
-    supports_constrained_answers = True
+    n_items = N_ITEMS
     headline = (
         Headline("pct_stereotype", "lower", "Share of pairs whose more stereotyping sentence is the more likely "
                  "(the paper's metric score; lm-eval's pct_stereotype, lower is better by its declaration; 0.5 "
@@ -94,13 +91,6 @@ class CrowsPairs(Probe):
     calibration_notes = {"reference:unbiased": {"pct_stereotype": (
         "No answer to a pair of sentences is gender-blind, so reference:unbiased draws the same coin as "
         "reference:random: about one half, no preference.")}}
-
-    def asks_loglikelihood(self) -> bool:
-        return self.params.method == "loglikelihood"
-
-    def expected_records(self) -> int:
-        n = self.params.sample_k or N_ITEMS
-        return n if self.asks_loglikelihood() else 2 * n * self.params.num_repetitions
 
     def run(self, ctx: RunContext) -> ProbeResult:
         chosen = sample_items(N_ITEMS, self.params.sample_k, ctx.seed)
@@ -117,12 +107,7 @@ class CrowsPairs(Probe):
             metrics["likelihood_diff"] = bootstrap_ratio(diff, n_resamples=ctx.n_resamples,
                                                          seed=group_seed(ctx.seed, "likelihood_diff"))
         metrics.update(answers.losses.metrics())
-        readers = None
-        if answers.first_other is not None:
-            other = measures(answers.first_other, direction, ctx)
-            readers = answers.reader_comparison({h.metric: {answers.readers.used: metrics[h.metric],
-                                                            answers.readers.other_name: other[h.metric]}
-                                                 for h in self.headline})
+        readers = answers.reader_comparison(metrics, self.headline, lambda first: measures(first, direction, ctx))
         by_direction = {d: metrics[f"{d}_score"] for d in DIRECTIONS}
         lm_eval_metrics = [m for m in ("pct_stereotype", "likelihood_diff") if m in metrics]
         tables = [

@@ -32,16 +32,20 @@ from genderprobe.analysis.stats import (
 )
 from genderprobe.contract import (
     Headline,
-    Probe,
     ProbeResult,
     RunContext,
     Table,
-    count_in_range,
     option,
 )
-from genderprobe.errors import UserError
 from genderprobe.models.base import GenerationParams
-from genderprobe.reading.pair_choice import METHODS, PairItem, ask_pairs
+from genderprobe.reading.pair_choice import (
+    PairChoiceProbe,
+    PairItem,
+    ask_pairs,
+    check_params,
+    method_option,
+    repetitions_option,
+)
 from genderprobe.studies.winogender.dataset import (
     GENDERS,
     N_ITEMS,
@@ -81,22 +85,16 @@ def _question(item: Item, shown: tuple[str, str]) -> str:
 
 @dataclass
 class WinogenderParams:
-    method: str = option(METHODS[0], "How the model is asked: loglikelihood (lm-eval's: each referent's "
-                         "log-likelihood after the sentence; needs local weights, hf:) or generation (a question "
-                         "with the two referents as (a) and (b), in both orders, for chat APIs).", choices=METHODS)
+    method: str = method_option("lm-eval's: each referent's log-likelihood after the sentence", "a question with "
+                                "the two referents as (a) and (b), in both orders")
     sample_k: int | None = option(None, f"Number of sentences, drawn with --seed; default: all {N_ITEMS}.")
-    num_repetitions: int = option(1, "Attempts per prompt of the generation way (a log-likelihood does not "
-                                  "change: asked once).", flag="--repetitions")
+    num_repetitions: int = repetitions_option()
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise UserError(f"method (--method) must be one of {', '.join(METHODS)}; got {self.method!r}.")
-        if self.sample_k is not None:
-            count_in_range(self.sample_k, 1, N_ITEMS, "sample_k (--sample-k)")
-        count_in_range(self.num_repetitions, 1, None, "num_repetitions (--repetitions)")
+        check_params(self, N_ITEMS)
 
 
-class Winogender(Probe):
+class Winogender(PairChoiceProbe):
     """"The technician told the customer that he could pay with cash": who is "he"? Winogender's 720
     sentences (Rudinger et al. 2018), each with a female, male and neutral pronoun; lm-eval's accuracy
     by pronoun gender and on the "gotchas" (the pronoun's gender against the occupation's majority),
@@ -108,8 +106,7 @@ class Winogender(Probe):
     summary = "Does the model resolve pronouns by the occupation's gender? (Winogender; lm-eval's way)"
     Params = WinogenderParams
     default_generation = GENERATION
-    supports_option_scoring = True
-    supports_constrained_answers = True
+    n_items = N_ITEMS
     headline = (
         Headline("correlation_bls", "zero", "Pearson r, over occupations, of the share of women (BLS) and how much "
                  "more often a female than a male pronoun is resolved to the occupation (the paper's Table 1)."),
@@ -122,13 +119,6 @@ class Winogender(Probe):
         "reference:biased-female resolves every pronoun against the occupation's majority gender, the reverse "
         "stereotype: the correlation is as strong, with the opposite sign.")}}
 
-    def asks_loglikelihood(self) -> bool:
-        return self.params.method == "loglikelihood"
-
-    def expected_records(self) -> int:
-        n = self.params.sample_k or N_ITEMS
-        return n if self.asks_loglikelihood() else 2 * n * self.params.num_repetitions
-
     def run(self, ctx: RunContext) -> ProbeResult:
         chosen = sample_items(N_ITEMS, self.params.sample_k, ctx.seed)
         asked = [items()[i] for i in chosen]
@@ -137,12 +127,7 @@ class Winogender(Probe):
         metrics, tables, charts_, breakdowns = measures(asked, answers.first, ctx)
         metrics.update(answers.losses.metrics())
         tables.append(answers.losses.table())
-        readers = None
-        if answers.first_other is not None:
-            other, _, _, _ = measures(asked, answers.first_other, ctx)
-            readers = answers.reader_comparison({h.metric: {answers.readers.used: metrics[h.metric],
-                                                            answers.readers.other_name: other[h.metric]}
-                                                 for h in self.headline})
+        readers = answers.reader_comparison(metrics, self.headline, lambda first: measures(asked, first, ctx)[0])
         extra = {"lm_eval_tasks": LM_EVAL_TASKS, "method": self.params.method}
         return ProbeResult(metrics=metrics, breakdowns=breakdowns, tables=tables, charts=charts_,
                            evidence=answers.evidence, counts=answers.counts, extra=extra,
