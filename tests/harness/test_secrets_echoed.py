@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from careless_server import CarelessServer
 
 from genderprobe.errors import ModelError
@@ -120,6 +121,7 @@ def test_an_error_text_is_scrubbed_before_it_is_cut_so_no_half_of_a_credential_i
 
 def test_answers_from_ray_workers_are_scrubbed_by_the_driver_too(tmp_path):
     # The workers hold the model; the runner that scrubs lives in the driver, which learns the secrets from them.
+    pytest.importorskip("ray", reason="the scale-out tier: pip install -e '.[ray]'")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     with CarelessServer(fail_share=0.25) as server:
         url = f"http://{USER}:pw-9c2d%2Bs3cret@127.0.0.1:{server.port}/v1?api_key={QUERY_KEY}"
