@@ -46,6 +46,7 @@ from scipy.stats import beta
 from genderprobe import charts
 from genderprobe.analysis.breakdown_tests import breakdown_tests
 from genderprobe.analysis.genderbench_stats import sample_items
+from genderprobe.analysis.stats import group_seed
 from genderprobe.contract import ProbeResult
 from genderprobe.registry import get_probe
 
@@ -158,7 +159,7 @@ def _hiring(size: int, seed: int, yes: np.ndarray | None, rng: np.random.Generat
 
 def _words(size: int, seed: int, start: dict | None, rng: np.random.Generator) -> ProbeResult:
     from genderprobe.studies.multilingual.dataset import word_list
-    from genderprobe.studies.multilingual.disparity import rate_ratio
+    from genderprobe.studies.multilingual.disparity import rate_ratio, swap_test
 
     probe = _probe("multilingual-words", size)
     breakdowns = {}
@@ -174,6 +175,8 @@ def _words(size: int, seed: int, start: dict | None, rng: np.random.Generator) -
         # MultilingualWords._result's per-word breakdown; its word-class ratios (headlines, not
         # breakdowns: half the time) are left out.
         per_word = rate_ratio(counts, female, female.astype(int), n_resamples=RESAMPLES, seed=seed)
+        per_word = swap_test(counts, female, np.array([it.slot for it in its]), per_word, n_resamples=RESAMPLES,
+                             seed=group_seed(seed, lang))
         breakdowns[f"di_word_{lang}"] = dict(zip(words, per_word))
     return ProbeResult(metrics={}, breakdowns=breakdowns)
 
@@ -193,8 +196,8 @@ def any_flag(tests: dict) -> bool:
 
 def _simulate(args: tuple[str, int, range]) -> tuple[int, int]:
     """(runs flagged, groups tested in the last run) of the runs ``seeds``."""
-    probe, size, seeds = args
-    rng = np.random.default_rng([seeds.start, size, len(probe)])
+    probe, size, seeds, answers = args
+    rng = np.random.default_rng([seeds.start, size, len(probe)] + ([answers] if answers else []))
     flagged = groups = 0
     for seed in seeds:
         tests = tests_of(probe, size, seed, rng=rng)
@@ -261,6 +264,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--first-seed", type=int, default=0, help="runs' seeds from this one on (a fresh set of runs)")
+    parser.add_argument("--answers", type=int, default=0,
+                        help="other answers for the same seeds (0: the tables' answers)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--probes", nargs="*", default=list(SIZES))
     parser.add_argument("--sizes", type=int, nargs="*", help="these sizes instead of the README's and the small one")
@@ -278,7 +283,7 @@ def main() -> None:
             end = args.first_seed + args.runs
             chunks = [range(s, min(end, s + 100)) for s in range(args.first_seed, end, 100)]
             with ProcessPoolExecutor(args.jobs) as pool:
-                found = list(pool.map(_simulate, [(probe, size, c) for c in chunks]))
+                found = list(pool.map(_simulate, [(probe, size, c, args.answers) for c in chunks]))
             hits = sum(f for f, _ in found)
             low = beta.ppf(0.025, hits, args.runs - hits + 1) if hits else 0.0
             high = beta.ppf(0.975, hits + 1, args.runs - hits)

@@ -27,8 +27,10 @@ probe. A headline metric (:meth:`Probe.headlines`) whose ``better`` is "zero"
 A breakdown tied to a metric with no neutral value ("lower", "higher"), or to
 none, is not tested, and its note says why.
 
-A group's raw p-value (shown beside the adjusted one) is the percentile-bootstrap
-one its estimate kept from its resamples (:func:`genderprobe.analysis.stats.bootstrap_p`),
+A group's raw p-value (shown beside the adjusted one) is its randomization test's where
+the estimate carries one (:mod:`genderprobe.analysis.randomization`: exact for small groups
+and rare events), else the percentile-bootstrap one its estimate kept from its resamples
+(:func:`genderprobe.analysis.stats.bootstrap_p`),
 else a normal approximation of the bootstrap its interval implies
 (:func:`genderprobe.analysis.stats.interval_p`, on the log scale for a neutral value of 1).
 For the family each group's statistic is studentized: |estimate - neutral| / se,
@@ -36,13 +38,16 @@ se the estimate's own standard error, against the centred draws |resample -
 estimate| / se_resample, each draw by its own (the bootstrap-t), where the
 estimate carries both (every ``bootstrap_ratio`` estimate); otherwise the draws
 are divided by their standard deviation and t is read through Student's t
-(``student_z``), and a group read from its interval alone gets standard normal
+(``student_z``); a randomization's statistic and draws are divided by the draws'
+standard deviation; a group read from its interval alone gets standard normal
 draws. A share's spread shrinks as it leaves 1/2, so |estimate| / se has heavier
 tails than Student's t, and only draws studentized one by one show it: a fair
 coin's README run was flagged in 5.6% of 10,000 runs without. Each group's draws
 are shuffled with a seed of their own before the maximum is taken, so that groups
 resampled from one seed share no random numbers; for groups that share items (a
-topic and a source) independent draws err on the safe side (Sidak's inequality). Groups
+topic and a source) independent draws err on the safe side (Sidak's inequality). Draws of
+one randomization (a language's words, from one set of swaps) are kept row by row together
+instead: their maximum is then the exact one. Groups
 of fewer than ``MIN_ITEMS`` items, undefined ones, and ones whose interval is
 missing, open or of no width are not tested and do not count in the family.
 """
@@ -83,13 +88,17 @@ SMALL_NOTE = ("{small} of the {groups} groups tested have fewer than {limit} ite
 NULLS = {"zero": 0.0, "one": 1.0}
 METHODS = {
     "bootstrap": "percentile bootstrap: twice (1 + resamples beyond the neutral value) / (1 + resamples)",
+    "randomization": "randomization test: genders swapped at random within each unit that holds both (a pair of "
+                     "prompts, an item), or permuted where a unit holds one; p = (1 + draws at least as far from the "
+                     "neutral value) / (1 + draws)",
     "normal": "normal approximation of the bootstrap implied by the 95% interval: "
               "se = the half-interval facing the neutral value / 1.96",
     "normal-log": "normal approximation of the bootstrap implied by the 95% interval, on the log scale: "
                   "se = the half-interval facing the neutral value / 1.96",
 }
 CORRECTION = ("max-T step-down (Westfall-Young) over every tested group of the run's breakdowns, on the "
-              "studentized bootstrap draws (each draw by its own standard error where the estimate has it)")
+              "studentized bootstrap or randomization draws (each draw by its own standard error where the "
+              "estimate has it)")
 MARKER = "◆"
 # Seeds the shuffles and normal draws of the family, so a run's flags are the same on every machine.
 _FAMILY_SEED = 31
@@ -106,8 +115,9 @@ def breakdown_tests(result: ProbeResult, headlines: Iterable[Headline], n_resamp
     _adjust(found, n_resamples)
     family = {"groups": len(found), "breakdowns": sum(1 for t in out.values() if t["family"]),
               "correction": CORRECTION, "alpha": ALPHA}
-    small = sum(1 for dim, t in out.items() for g, entry in t["groups"].items()
-                if entry["p"] is not None and (result.breakdowns[dim][g].n or 0) < SMALL_ITEMS)
+    small = sum(1 for dim, t in out.items() for g, entry in t["groups"].items()  # an exact test needs no note
+                if entry["p"] is not None and entry["method"] != "randomization"
+                and (result.breakdowns[dim][g].n or 0) < SMALL_ITEMS)
     notes = [SMALL_NOTE.format(small=small, groups=len(found), limit=SMALL_ITEMS)] if 2 * small >= len(found) > 0 else []
     if notes or (probe_note and found):
         family["note"] = "; ".join(notes + ([probe_note] if probe_note and found else []))
@@ -135,7 +145,7 @@ def _test(dim: str, result: ProbeResult, heads: list[Headline], found: list) -> 
             entry["note"] = why
         out["groups"][g] = entry
         if p is not None:
-            found.append((entry, how, stat, null_draws))
+            found.append((entry, how, stat, null_draws, _joint(e)))
             used.append(how)
     out["method"] = "; ".join(METHODS[how] for how in dict.fromkeys(used)) or None
     out["family"] = len(used)
@@ -148,15 +158,18 @@ def _adjust(found: list, n_resamples: int) -> None:
     """The run's max-T step-down: each tested group's p_adjusted and flag (in place)."""
     if not found:
         return
-    kept = [d.size for _, how, _, d in found if how == "bootstrap"]
+    kept = [d.size for _, _, _, d, _ in found if d is not None]
     resamples = min(kept) if kept else n_resamples
     rng = np.random.default_rng(_FAMILY_SEED)
-    columns = []
-    for _, how, _, boot in found:
-        # Shuffled: the groups' draws share random numbers, not items (see the module's note).
-        columns.append(rng.permutation(boot)[:resamples] if how == "bootstrap"
-                       else np.abs(rng.standard_normal(resamples)))
-    adjusted = maxt_stepdown(np.array([t for _, _, t, _ in found]), np.column_stack(columns))
+    columns, orders = [], {}
+    for _, _, _, boot, joint in found:
+        if boot is None:
+            columns.append(np.abs(rng.standard_normal(resamples)))
+        elif joint is None:  # shuffled: the groups' draws share random numbers, not items (the module's note)
+            columns.append(rng.permutation(boot)[:resamples])
+        else:  # draws of one randomization stay row by row together: their maximum is the exact one
+            columns.append(boot[orders.setdefault(joint, rng.permutation(boot.size))][:resamples])
+    adjusted = maxt_stepdown(np.array([t for _, _, t, _, _ in found]), np.column_stack(columns))
     for (entry, *_), p in zip(found, adjusted.tolist()):
         entry["p_adjusted"], entry["flag"] = p, p < ALPHA
 
@@ -169,6 +182,8 @@ def _p(est: Any, null: float) -> tuple[float | None, str | None, str | None, flo
         return none[:2] + ("undefined",) + none[3:]
     if est.n is not None and est.n < MIN_ITEMS:
         return none[:2] + (f"fewer than {MIN_ITEMS} items",) + none[3:]
+    if est.null_draws is not None and est.null_stat is not None:
+        return _randomization(est)
     kept = est.p_zero if null == 0.0 else est.p_one
     if kept is not None and est.draws is not None and est.draws.size:
         value, boot, at = est.value, est.draws, null
@@ -189,6 +204,25 @@ def _p(est: Any, null: float) -> tuple[float | None, str | None, str | None, flo
     if p is None:
         return none[:2] + ("an open interval",) + none[3:]
     return p, "normal-log" if log else "normal", None, interval_z(est.value, est.ci_low, est.ci_high, null, log=log), None
+
+
+def _randomization(est: Estimate) -> tuple[float | None, str | None, str | None, float, np.ndarray | None]:
+    """A group tested by its randomization draws (analysis.randomization): its statistic and draws over
+    their spread. Draws of no value (a swap that leaves one gender without answers) never reach t."""
+    finite = est.null_draws[np.isfinite(est.null_draws)]
+    spread = float(finite.std()) if finite.size else 0.0
+    if spread == 0:  # e.g. a word picked only in prompts of one pair: no swap can move it
+        return None, None, "no spread under the null", math.nan, None
+    t, null_draws = abs(est.null_stat) / spread, np.nan_to_num(np.abs(est.null_draws) / spread, nan=0.0)
+    p = (1 + int((np.abs(finite) / spread >= t - 1e-12).sum())) / (1 + finite.size)
+    return p, "randomization", None, t, null_draws
+
+
+def _joint(est: Any) -> int | None:
+    """A key shared by the estimates whose randomization draws came from one set of swaps (column views
+    of one matrix: MultilingualWords' words of a language), so the family keeps their rows together."""
+    draws = getattr(est, "null_draws", None)
+    return None if draws is None or draws.base is None or draws.ndim != 1 else id(draws.base)
 
 
 # --- Which metric a breakdown belongs to -------------------------------------

@@ -47,6 +47,11 @@ class Estimate:
     # (bootstrap-t), as the estimate is studentized by its own (breakdown_tests).
     se: float | None = field(default=None, compare=False, repr=False)
     draws_se: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # A randomization test of the neutral value (in memory only): the observed statistic and
+    # its draws when the groups' labels are swapped at random. Exact for small counts, where
+    # a bootstrap's or a normal approximation's tails are not (swap_test; breakdown_tests).
+    null_stat: float | None = field(default=None, compare=False, repr=False)
+    null_draws: np.ndarray | None = field(default=None, compare=False, repr=False)
     # How [ci_low, ci_high] was built where it is not the bootstrap percentile interval (an
     # absolute value's, see with_abs_interval), and GenderBench's own interval of the metric
     # (a MarkInterval) where that is not the one shown. Both written to results.json.

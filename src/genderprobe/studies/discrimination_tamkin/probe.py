@@ -28,7 +28,8 @@ from genderprobe.analysis.genderbench_stats import (
     sample_items,
 )
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition, max_gap
+from genderprobe.analysis.randomization import swap_draws, with_randomization_test
+from genderprobe.analysis.stats import Estimate, MarkDefinition, group_seed, max_gap
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -146,6 +147,16 @@ def printed(boot: Bootstrapped, name: str, n: int) -> Estimate:
         return est
     return max_gap(est, boot.points, boot.draws, [(RATE_NAMES[a], RATE_NAMES[b]) for a, b in PAIRS],
                    genderbench_interval(boot.draws[name]), bound=1.0)
+
+
+def _swap_tested(est: Estimate, counts: np.ndarray, n_resamples: int, seed: int) -> Estimate:
+    """A group's diff_mvf_success_rate with its randomization test (breakdown_tests): each item's male and
+    female answers swapped at random. Exact where a bootstrap of a decision question's 28-30 items is not
+    (a fair coin's default runs were flagged in 7.8% of 500; docs/statistics.md)."""
+    (f_yes, m_yes), (f_no, m_no) = _YES[:2], _NO[:2]
+    observed, draws = swap_draws(counts[:, m_yes], counts[:, f_yes], counts[:, m_yes] + counts[:, m_no],
+                                 counts[:, f_yes] + counts[:, f_no], n_resamples=n_resamples, seed=seed)
+    return with_randomization_test([est], observed, draws)[0]
 
 
 def _oracles(item: Item) -> list[dict]:
@@ -331,6 +342,7 @@ class DiscriminationTamkin(Probe):
                 sel = counts[labels_arr == group]
                 boot = Bootstrapped(sel, tamkin_metrics(len(sel)), cycles=ctx.n_resamples, seed=ctx.seed)
                 detected = int(((sel[:, 2] + sel[:, 3] > 0) & (sel[:, 0] + sel[:, 1] > 0)).sum())
-                rows[group] = boot.estimate("diff_mvf_success_rate", detected)
+                rows[group] = _swap_tested(boot.estimate("diff_mvf_success_rate", detected), sel,
+                                            ctx.n_resamples, group_seed(ctx.seed, dim, group))
             out[dim] = rows
         return out

@@ -22,7 +22,8 @@ import numpy as np
 from genderprobe import charts
 from genderprobe.analysis.genderbench_stats import Bootstrapped, folded_note, printed
 from genderprobe.analysis.losses import loss_report
-from genderprobe.analysis.stats import Estimate, MarkDefinition
+from genderprobe.analysis.randomization import permutation_draws, with_randomization_test
+from genderprobe.analysis.stats import Estimate, MarkDefinition, group_seed
 from genderprobe.contract import (
     Headline,
     Probe,
@@ -132,6 +133,15 @@ def _oracle(gender: str, level: str) -> dict:
             "biased": ACCEPT if gender == "male" else REJECT,
             "biased-female": ACCEPT if gender == "female" else REJECT,
             "random": (ACCEPT, REJECT)}
+
+
+def _permutation_tested(est: Estimate, table: ItemTable, group: np.ndarray, n_resamples: int, seed: int) -> Estimate:
+    """A group's diff_acceptance_rate with its randomization test (breakdown_tests): the genders of the
+    group's read items permuted at random, as the design draws a candidate's gender apart from the rest."""
+    read = group & table.detected
+    observed, draws = permutation_draws(table.rate[read], table.gender[read] == GENDERS.index("male"),
+                                        n_resamples=n_resamples, seed=seed)
+    return with_randomization_test([est], np.array([observed]), draws[:, None])[0]
 
 
 @dataclass
@@ -274,11 +284,13 @@ class HiringAn(Probe):
         losses = loss_report(genders, {"undetected": undetected, "refusal": refused}, order=GENDERS, items=items_of)
         losses.within = {"refusal": "undetected"}
         metrics.update(losses.metrics())
+        tested = dict(table.groups())
         breakdowns = {
-            "qualification": {lv: metrics[f"qualification_{lv}_diff_acceptance_rate"] for lv in LEVELS},
-            "race": {r: metrics[f"race_{r}_diff_acceptance_rate"] for r in table.races},
-            "occupation": self._by_occupation(kept, table, ctx),
+            dim: {g: _permutation_tested(metrics[f"{dim}_{g}_diff_acceptance_rate"], table, tested[f"{dim}_{g}_"],
+                                         ctx.n_resamples, group_seed(ctx.seed, dim, g)) for g in groups}
+            for dim, groups in (("qualification", LEVELS), ("race", table.races))
         }
+        breakdowns["occupation"] = self._by_occupation(kept, table, ctx)
         # The 339 occupations are a breakdown and a chart (the report draws their forest), not a table: they
         # would fill the terminal.
         groups = [("all", "")] + [(f"qualification: {lv}", f"qualification_{lv}_") for lv in LEVELS] + \

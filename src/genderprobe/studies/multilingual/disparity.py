@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from genderprobe.analysis.randomization import swap_draws, with_randomization_test
 from genderprobe.analysis.stats import CONFIDENCE, Estimate
 
 # Cap on resamples x prompts weights held at once.
@@ -80,3 +81,24 @@ def _ratio(weights: np.ndarray, counts: np.ndarray, num: np.ndarray) -> np.ndarr
         rate_f = (wf @ counts[num]) / wf.sum(axis=1, keepdims=True)
         rate_m = (wm @ counts[~num]) / wm.sum(axis=1, keepdims=True)
         return rate_f / rate_m
+
+
+def swap_test(counts: np.ndarray, numerator: np.ndarray, pairs: np.ndarray, estimates: list[Estimate], *,
+              n_resamples: int = 1000, seed: int = 0) -> list[Estimate]:
+    """The per-word estimates, each with a randomization test of "the ratio is 1"
+    (genderprobe.analysis.randomization): ``pairs`` numbers the prompts' gender-free part, so a
+    pair is one prompt asked as a woman and as a man, every repetition of both."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim == 1:
+        counts = counts[:, None]
+    num = np.asarray(numerator, dtype=bool)
+    if num.all() or not num.any():
+        return estimates
+    _, pair = np.unique(np.asarray(pairs), return_inverse=True)
+    n_pairs = int(pair.max()) + 1
+    sums = np.zeros((2, n_pairs, counts.shape[1]))
+    np.add.at(sums[0], pair[num], counts[num])
+    np.add.at(sums[1], pair[~num], counts[~num])
+    observed, draws = swap_draws(sums[0], sums[1], np.bincount(pair[num], minlength=n_pairs),
+                                 np.bincount(pair[~num], minlength=n_pairs), n_resamples=n_resamples, seed=seed)
+    return with_randomization_test(estimates, observed, draws)

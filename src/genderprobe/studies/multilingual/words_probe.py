@@ -18,6 +18,7 @@ import numpy as np
 
 from genderprobe import charts
 from genderprobe.analysis.losses import loss_report
+from genderprobe.analysis.stats import group_seed
 from genderprobe.contract import (
     Probe,
     ProbeResult,
@@ -42,7 +43,7 @@ from genderprobe.studies.multilingual.dataset import (
     occupations,
     word_list,
 )
-from genderprobe.studies.multilingual.disparity import rate_ratio
+from genderprobe.studies.multilingual.disparity import rate_ratio, swap_test
 from genderprobe.studies.multilingual.headline import class_headlines
 from genderprobe.studies.multilingual.layout import (
     OVERALL,
@@ -154,7 +155,7 @@ class MultilingualWords(Probe):
                     reading = read_words(lang, resp.text) if resp.ok else None
                     code = reading.code if reading else "error"
                     match = reading.match if reading else WordMatch()
-                    tally.add(it.gender == "female", match, code)
+                    tally.add(it.gender == "female", match, code, it.slot)
                     record = {
                         "language": lang, "name": it.name, "age": it.age, "gender": it.gender,
                         "occupation": it.occupation, "repetition": r, "prompt": it.prompt,
@@ -183,9 +184,11 @@ class MultilingualWords(Probe):
         pooled_counts, pooled_female, pooled_strata = [], [], []
         for li, (lang, tally) in enumerate(tallies.items()):
             words = word_list(lang)
-            counts, female = tally.matrix()
+            counts, female, pairs = tally.matrix()
             strata = female.astype(int)
             per_word = rate_ratio(counts, female, strata, **boot)
+            per_word = swap_test(counts, female, pairs, per_word, n_resamples=ctx.n_resamples,
+                                 seed=group_seed(ctx.seed, lang))  # a language's own swaps
             membership = np.array(words.class_index())[:, None] == np.arange(len(WORD_CLASSES))[None, :]
             class_counts = counts @ membership
             by_class[lang] = dict(zip(WORD_CLASSES, rate_ratio(class_counts, female, strata, **boot)))
@@ -269,11 +272,12 @@ class _Tally:
         self.n_words = n_words
         self.rows: list[list[int]] = []
         self.female: list[bool] = []
+        self.slots: list[int] = []  # the prompt's gender-free part: its female and male prompts are a pair
         self.unmatched: Counter = Counter()
         self.attempts = self.answered = self.undetected = self.refusals = self.errors = 0
         self.exact = self.normalized = self.loose = self.form = 0
 
-    def add(self, female: bool, match: WordMatch, code: str) -> None:
+    def add(self, female: bool, match: WordMatch, code: str, slot: int) -> None:
         self.attempts += 1
         self.unmatched.update(match.unmatched)
         self.exact += match.exact
@@ -290,12 +294,14 @@ class _Tally:
             self.answered += 1
             self.rows.append(match.chosen)
             self.female.append(female)
+            self.slots.append(slot)
 
-    def matrix(self) -> tuple[np.ndarray, np.ndarray]:
+    def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(answers x words picks, female per answer, slot per answer)."""
         counts = np.zeros((len(self.rows), self.n_words))
         for r, chosen in enumerate(self.rows):
             counts[r, chosen] = 1
-        return counts, np.array(self.female, dtype=bool)
+        return counts, np.array(self.female, dtype=bool), np.array(self.slots, dtype=np.int64)
 
 
 def _collect(evidence: dict, record: dict, code: str, match: WordMatch, lang: str) -> None:
