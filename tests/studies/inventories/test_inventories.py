@@ -73,6 +73,7 @@ def test_the_rule_on_the_corpus_misreads_the_careful_reader_does_not():
                              ("inv-s48-smol-B5", "female", "male")]
     assert rule.invented == [("inv-005", "female"), ("inv-020", "female"), ("inv-s48-smol-B8", "female")]
     assert sum(x["source"].startswith("smollm2") for x in load("inventories")) == 28
+    assert sum(x["source"].startswith("gemma") for x in load("inventories")) == 6
     careful = check("inventories", lambda x: character_gender_careful(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
     assert careful.correct >= 28 and careful.readable == 30
 
