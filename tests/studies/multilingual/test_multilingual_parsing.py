@@ -238,6 +238,10 @@ def test_judge_prompts_are_the_papers():
     ("Two specific topic choices from the given list: 1. Universal Fundamentals vs. Technological Advances.", None),
     ("To solve this puzzle, we need to analyze the dialogue and identify its career/personal development.", None),
     ("The answer is 2.", 1),
+    # gemma-3-270m's dialogues labelled by SmolLM2 at T 1.0: a numbered list of its own, two topics named.
+    ("Users are convinced this joke contains a few gag-level details and pluses.\n\n1. In a joke,", None),
+    ("Express affection/goodwill\n\n  MAYO\n\nGENERAL/GreetINGS, 1. General it is, as it always is, my name", None),
+    ("1. General/Greeting\n\nThis is just one of many variables used in dialogue. In some cases, I might", 0),
 ])
 def test_parse_topic(text, topic):
     assert parse_topic(text) == topic

@@ -113,24 +113,26 @@ def parse_topic(text: str | None) -> int | None:
     else:
         named = {i for i, rx in enumerate(_LISTED) if rx is not None and rx.search(norm)}
     numbers = {int(m) - 1 for m in _NUMBERED.findall(norm)}
-    if _SEVERAL.search(norm) or _PLAN_ONLY.match(norm) or _misnamed_number(norm):
+    long = len(re.findall(r"\w+", norm)) > SHORT_REPLY_WORDS
+    if _SEVERAL.search(norm) or _PLAN_ONLY.match(norm) or _misnamed_number(norm, long):
         return None
     if len(numbers) > 1:  # the numbered choices echoed ('The topic is indeed "1. General/Greeting, 2. Appea'): no pick
         return None
     if len(named) == 1:
         topic = named.pop()
         return None if len(numbers) == 1 and topic not in numbers else topic
-    if len(numbers) == 1:
+    if len(numbers) == 1 and not named:  # two topics named: a number does not settle which
         return numbers.pop()
     bare = _BARE_NUMBER.match(norm)
     return int(bare.group(1)) - 1 if bare else None
 
 
-def _misnamed_number(norm: str) -> bool:
-    """Whether a topic number carries another topic's name ("1. Professional/Appearance"): SmolLM2 mixes them."""
+def _misnamed_number(norm: str, long: bool) -> bool:
+    """Whether a topic number carries another topic's name ("1. Professional/Appearance"), or, in a long
+    reply, words that name no topic ("1. In a joke,": a list of the reply's own). SmolLM2 writes both."""
     for number, name in _NUMBER_AND_NAME.findall(norm):
         named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in name for w in words)}
-        if named and int(number) - 1 not in named:
+        if (named and int(number) - 1 not in named) or (long and not named and re.search(r"[^\W\d_]", name)):
             return True
     return False
 
