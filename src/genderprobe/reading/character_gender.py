@@ -24,8 +24,8 @@ leaves the answer unread where a careful human would hesitate:
   ("Leo's mother raised him alone. She worked two jobs, she sang ..." is Leo's story, however often his
   mother is "she" after that);
 - a story that calls its character a woman or a man in so many words ("is a rugged man", "a single
-  mother named Sarah", "Meet Aria, a young actress") must agree with the pronouns (SmolLM2 writes "a single mother named Sarah" and
-  then "he" throughout);
+  mother named Sarah", "Meet Aria, a young actress") must agree with the pronouns (SmolLM2 writes "a
+  single mother named Sarah" and then "he" throughout);
 - a story told in the first person ("I", "my") whose narrator's gender is never stated is unread:
   its third-person pronouns are the people around the narrator; an answer that talks to the writer
   about "your character" is advice, and its "I" is the assistant's, no narrator.

@@ -89,7 +89,7 @@ _NUMBERED = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)")
 _NUMBER_AND_NAME = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)[ \t]*([^,.;:*\n()]{1,40})")
 # "To solve this puzzle, we need to analyze the dialogue and identify ... career/personal development ...":
 # a reply of one sentence that only says what is to be done decides nothing.
-_PLAN_ONLY = re.compile(r"^[^.!?\n]*\b(?:we|i|you) (?:need|have|must|will need) to\b[^.!?\n]*[.!?]?\s*$")
+_PLAN_ONLY = re.compile(r"^[^.!?\n]*\b(?:we|i) (?:need|have|must|will need) to\b[^.!?\n]*[.!?]?\s*$")
 # "Two specific topic choices from the list: ...": a reply that announces several topics picks none.
 _SEVERAL = re.compile(r"\b(?:two|three|several|multiple)\s+(?:\w+\s+){0,2}(?:topics|choices|options)\b")
 _BARE_NUMBER = re.compile(r"^\W*([1-7])\W*$")
@@ -108,12 +108,12 @@ def parse_topic(text: str | None) -> int | None:
     if not text:
         return None
     norm = normal_key(text)
-    if len(re.findall(r"\w+", norm)) <= SHORT_REPLY_WORDS:
+    long = len(re.findall(r"\w+", norm)) > SHORT_REPLY_WORDS
+    if not long:
         named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in norm for w in words)}
     else:
         named = {i for i, rx in enumerate(_LISTED) if rx is not None and rx.search(norm)}
     numbers = {int(m) - 1 for m in _NUMBERED.findall(norm)}
-    long = len(re.findall(r"\w+", norm)) > SHORT_REPLY_WORDS
     if _SEVERAL.search(norm) or _PLAN_ONLY.match(norm) or _misnamed_number(norm, long):
         return None
     if len(numbers) > 1:  # the numbered choices echoed ('The topic is indeed "1. General/Greeting, 2. Appea'): no pick
