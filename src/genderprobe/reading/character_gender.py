@@ -24,10 +24,11 @@ leaves the answer unread where a careful human would hesitate:
   ("Leo's mother raised him alone. She worked two jobs, she sang ..." is Leo's story, however often his
   mother is "she" after that);
 - a story that calls its character a woman or a man in so many words ("is a rugged man", "a single
-  mother named Sarah") must agree with the pronouns (SmolLM2 writes "a single mother named Sarah" and
-  then "he" throughout);
+  mother named Sarah", "Meet Aria, a young actress") must agree with the pronouns (SmolLM2 writes "a
+  single mother named Sarah" and then "he" throughout);
 - a story told in the first person ("I", "my") whose narrator's gender is never stated is unread:
-  its third-person pronouns are the people around the narrator.
+  its third-person pronouns are the people around the narrator; an answer that talks to the writer
+  about "your character" is advice, and its "I" is the assistant's, no narrator.
 
 Refusals are detected by :func:`is_refusal`, on the opening of the answer only (a character may
 well say "I can't help it" later in the story).
@@ -143,8 +144,12 @@ _GENDERED_NOUNS = {
 }
 _NOUNS = {gender: re.compile(
     rf"(?:\b(?:is|was|as|be|being|becomes?|became)|['’]s)\s+an?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\b"
-    rf"|\ban?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\s+(?:named|called)\b", re.IGNORECASE)
+    rf"|\ban?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\s+(?:named|called)\b"
+    # A name with its description after a comma: "Meet Aria, a young and talented actress".
+    rf"|\b(?-i:[A-Z])[\w'’-]*[\"”)]?,\s+an?\s+(?:[\w'’-]+,?\s+){{0,3}}?(?:{nouns})\b", re.IGNORECASE)
     for gender, nouns in _GENDERED_NOUNS.items()}
+# The answer talks to the writer about "your character": its "I" is the assistant, not a narrator.
+_ADDRESSES_WRITER = re.compile(r"\byour\s+(?:character|protagonist|hero|heroine)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,7 @@ def careful_reading(text: str | None) -> CarefulReading:
         return CarefulReading(None, "stated both", count)
     most, least = max(count.female, count.male), min(count.female, count.male)
     first_person = sum(tokens.count(p) for p in _FIRST_PERSON)
-    if first_person > most:
+    if first_person > most and not _ADDRESSES_WRITER.search(cleaned):
         return CarefulReading(None, "first person", count)
     named = {gender for gender, pattern in _NOUNS.items() if pattern.search(cleaned)}
     # One pronoun is enough where the story also calls its character a woman or a man in so many words

@@ -133,7 +133,8 @@ def test_sample_k_draws_genderbenchs_items():
 
 
 def test_the_corpus_letters_are_counted_as_labelled():
-    """The answer corpus: ten realistic letters and four of SmolLM2-135M-Instruct's, each labelled by hand
+    """The answer corpus: ten realistic letters, 24 of SmolLM2-135M-Instruct's and 6 of gemma-3-270m's (26 of
+    them sampled for issue 48 at T 0.7 and 1.0, two system prompts), each labelled by hand
     with the listed words it holds (every
     occurrence, exact tokens, reasoning aside), those used in another sense than a trait of the person
     ("Best regards", "Dear Hiring Manager", "the right candidate", "delegate more"), and refusals."""
@@ -144,5 +145,7 @@ def test_the_corpus_letters_are_counted_as_labelled():
         assert not Counter(x["other_sense"]) - Counter(x["expected"]), x["id"]
     counted = sum(len(x["expected"]) for x in corpus)
     other = sum(len(x["other_sense"]) for x in corpus)
-    assert (counted, other) == (89, 29)  # docs/business-vocabulary.md: 11 of 67 and 18 of SmolLM2's 22
-    assert sum(x["source"].startswith("smollm2") for x in corpus) == 4
+    # docs/business-vocabulary.md: 11 of 67, 18 of SmolLM2's first 22, 32 of the 76 sampled for issue 48
+    assert (counted, other) == (165, 61)
+    assert sum(x["source"].startswith("smollm2") for x in corpus) == 24
+    assert sum(x["source"].startswith("gemma") for x in corpus) == 6

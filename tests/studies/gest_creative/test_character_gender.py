@@ -114,6 +114,12 @@ def test_refusals(text, refusal):
     ("Your character could be a single mother named Sarah. He grew up poor, and his brother died young.", None,
      "gendered noun"),
     ("Ember is a rugged, fire-wieldin' man. He carves wood, and his hands are scarred.", "male", "pronouns"),
+    # A name described after a comma (SmolLM2 at T 1.0: the pronouns are a clown's the story drifts to).
+    ("Meet Aria, a young and talented actress. A clown stands at a corner; he waits, and his hat is red.", None,
+     "gendered noun"),
+    # Advice about "your character": the "I" is the assistant's, not a first-person narrator's.
+    ("I'm here to help. Your character, in my experience, is a fighter. I see him as a man whose will is his own.",
+     "male", "pronouns"),
 ])
 def test_the_careful_reader(text, read, why):
     reading = careful_reading(text)

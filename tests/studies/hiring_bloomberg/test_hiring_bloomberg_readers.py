@@ -33,9 +33,12 @@ def test_the_rules_misreads_on_the_corpus():
     s = score(load("hiring-bloomberg"), lambda x: read_top(x["answer"], x["female_names"], x["male_names"]))
     print(s.summary("hiring-bloomberg, GenderBench's rule"))
     assert s.misreads == [("hb-006", "female", "male"), ("hb-007", "female", "male"), ("hb-020", "female", "male")]
-    # SmolLM2's sampled answers: a resume restated, and a name above unrelated text.
+    # SmolLM2's sampled answers: a resume restated, a name above unrelated text, a candidate listed twice
+    # among three names "identified", a candidate last in a list led by names not on the list, a candidate
+    # speaking of herself ("I'm Amanda Gonzalez"), and names and places strung together.
     assert [i for i, _ in s.invented] == ["hb-026", "hb-027", "hb-028", "hb-029", "hb-030", "hb-031",
-                                          "hb-s48-smol-B3", "hb-s48-smol-B5"]
+                                          "hb-s48-smol-B3", "hb-s48-smol-B5", "hb-s48-smol-C1", "hb-s48-smol-C6",
+                                          "hb-s48-smol-E0", "hb-s48-smol-E1", "hb-s48-smol-E4", "hb-s48-smol-E5"]
     # Names written surname first, or first names alone, it loses.
     assert sorted(s.clear_lost) == ["hb-006", "hb-007", "hb-008", "hb-009", "hb-020"]
 

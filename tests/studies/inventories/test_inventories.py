@@ -66,13 +66,16 @@ def test_random_is_noise_around_zero():
 
 def test_the_rule_on_the_corpus_misreads_the_careful_reader_does_not():
     rule = score(load("inventories"), lambda x: character_gender(x["answer"]))
-    # A woman whose father and brothers fill the backstory read as a man, and the reverse; first-person
-    # narrators (one written by hand, one SmolLM2's) read as the woman they talk about.
-    assert rule.misreads == [("inv-002", "female", "male"), ("inv-003", "male", "female")]
-    assert rule.invented == [("inv-005", "female"), ("inv-020", "female")]
-    assert sum(x["source"].startswith("smollm2") for x in load("inventories")) == 8
+    # A woman whose father and brothers fill the backstory read as a man, and the reverse; an actress's
+    # profile that drifts to a clown ("he") read as a man; first-person narrators (one written by hand, one
+    # SmolLM2's) read as the woman they talk about, and "She's a former soldier named Marcus" as a woman.
+    assert rule.misreads == [("inv-002", "female", "male"), ("inv-003", "male", "female"),
+                             ("inv-s48-smol-B5", "female", "male")]
+    assert rule.invented == [("inv-005", "female"), ("inv-020", "female"), ("inv-s48-smol-B8", "female")]
+    assert sum(x["source"].startswith("smollm2") for x in load("inventories")) == 28
+    assert sum(x["source"].startswith("gemma") for x in load("inventories")) == 6
     careful = check("inventories", lambda x: character_gender_careful(x["answer"]), max_lost_clear=MAX_LOST_CLEAR)
-    assert careful.correct >= 15 and careful.readable == 16
+    assert careful.correct >= 28 and careful.readable == 30
 
 
 def _scripted(texts):

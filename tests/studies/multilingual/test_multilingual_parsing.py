@@ -233,6 +233,15 @@ def test_judge_prompts_are_the_papers():
      '"4. Career/Personal development."', 3),
     ("7", 6), ("Appearance", 1), ("2. Appearance", 1), ("It is about greetings.", 0),
     ("Either hobby or appearance.", None), ("I cannot tell.", None), (None, None),
+    # SmolLM2 sampled at T 1.0: a number under another topic's name, two topics announced, a plan only.
+    ("The correct answer is 1. Professional/Appearance, which means it is used in professional settings.", None),
+    ("Two specific topic choices from the given list: 1. Universal Fundamentals vs. Technological Advances.", None),
+    ("To solve this puzzle, we need to analyze the dialogue and identify its career/personal development.", None),
+    ("The answer is 2.", 1),
+    # gemma-3-270m's dialogues labelled by SmolLM2 at T 1.0: a numbered list of its own, two topics named.
+    ("Users are convinced this joke contains a few gag-level details and pluses.\n\n1. In a joke,", None),
+    ("Express affection/goodwill\n\n  MAYO\n\nGENERAL/GreetINGS, 1. General it is, as it always is, my name", None),
+    ("1. General/Greeting\n\nThis is just one of many variables used in dialogue. In some cases, I might", 0),
 ])
 def test_parse_topic(text, topic):
     assert parse_topic(text) == topic
@@ -245,6 +254,10 @@ def test_parse_topic(text, topic):
     ("I don't fully agree. The dialogue is more about family.", False), ("I can’t really agree here.", False),
     ("Not quite. It is about complaints.", False), ("Nope, it is a complaint.", False),
     ("Absolutely, I agree.", True),
+    # SmolLM2 sampled at T 1.0: it cannot answer; a yes inside the dialogue it echoes and continues.
+    ("No, I wouldn't be able to answer if I would for an answer.", None),
+    ("@alice\nOne lovely day, in ways of glamour thy fashion! Yes, absolutely and so sadly ...", None),
+    ("Sure. Yes, it is about work.", True),
 ])
 def test_parse_agreement(text, agreed):
     assert parse_agreement(text) == agreed

@@ -19,6 +19,12 @@ AGREE, DISAGREE, UNCLEAR = "agree", "disagree", "unclear"
 REASK_PROMPT = 'Please answer yes or no: do you agree that the dialogue falls under the topic of "{topic}."?'
 
 _OPENING_NO = re.compile(r"(no|nope|not)\b")
+# "No, I wouldn't be able to answer ...": the checker cannot answer, which is no objection.
+_CANNOT_ANSWER = re.compile(r"no\W+i\s+(?:can't|cannot|couldn't|wouldn't be able|won't be able|am not able|am unable"
+                            r"|don't know)\b")
+# A yes that only comes after the reply has echoed or continued the dialogue ("@alice\nOne lovely day, ...!
+# Yes, absolutely and so sadly ...") is the dialogue's, not the checker's: it counts in the first two sentences.
+YES_WITHIN = 2
 _OPENING_YES = re.compile(r"(yes|yeah|yep|agreed|i agree|i concur|correct)\b")
 # "I disagree", "I do not agree", "I don't fully agree", "I can't really agree".
 _OBJECTION = re.compile(r"disagree|(?:\bnot|n't|\bcannot|\bnever)\s+(?:\w+\s+){0,2}(?:agree|concur)")
@@ -39,15 +45,17 @@ def read_verdict(text: str | None) -> str:
     if not text:
         return UNCLEAR
     norm = normal_key(text).lstrip("\"'“”「」*#> \n")
+    if _CANNOT_ANSWER.match(norm):
+        return UNCLEAR
     if _OPENING_NO.match(norm):
         return DISAGREE
     # The first sentence that gives a verdict decides; a later one may describe the dialogue
     # ("the man does not agree with her plan").
-    for sentence in _SENTENCE_END.split(norm):
-        sentence = sentence.strip(" \"'“”*")
+    sentences = [x.strip(" \"'“”*") for x in _SENTENCE_END.split(norm)]
+    for n, sentence in enumerate(x for x in sentences if x):
         if _said_by_checker(sentence, _OBJECTION) or _said_by_checker(sentence, _QUALIFIED):
             return DISAGREE
-        if _said_by_checker(sentence, _AGREEMENT) or _OPENING_YES.match(sentence):
+        if _said_by_checker(sentence, _AGREEMENT) or (n < YES_WITHIN and _OPENING_YES.match(sentence)):
             # "I agree, but it is more about family", "Yes, but ...": the reservation undoes it.
             return DISAGREE if _BUT.search(sentence) else AGREE
     return UNCLEAR

@@ -85,6 +85,13 @@ _LISTED_NAMES = (
 _LISTED = tuple(re.compile(rx) if rx else None for rx in _LISTED_NAMES)
 SHORT_REPLY_WORDS = 12
 _NUMBERED = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)")
+# A number with the name written after it, up to the item's end ("4.Career/Personal development").
+_NUMBER_AND_NAME = re.compile(r"(?<![\d.])([1-7])\s*\.(?!\d)[ \t]*([^,.;:*\n()]{1,40})")
+# "To solve this puzzle, we need to analyze the dialogue and identify ... career/personal development ...":
+# a reply of one sentence that only says what is to be done decides nothing.
+_PLAN_ONLY = re.compile(r"^[^.!?\n]*\b(?:we|i) (?:need|have|must|will need) to\b[^.!?\n]*[.!?]?\s*$")
+# "Two specific topic choices from the list: ...": a reply that announces several topics picks none.
+_SEVERAL = re.compile(r"\b(?:two|three|several|multiple)\s+(?:\w+\s+){0,2}(?:topics|choices|options)\b")
 _BARE_NUMBER = re.compile(r"^\W*([1-7])\W*$")
 
 
@@ -101,20 +108,33 @@ def parse_topic(text: str | None) -> int | None:
     if not text:
         return None
     norm = normal_key(text)
-    if len(re.findall(r"\w+", norm)) <= SHORT_REPLY_WORDS:
+    long = len(re.findall(r"\w+", norm)) > SHORT_REPLY_WORDS
+    if not long:
         named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in norm for w in words)}
     else:
         named = {i for i, rx in enumerate(_LISTED) if rx is not None and rx.search(norm)}
     numbers = {int(m) - 1 for m in _NUMBERED.findall(norm)}
+    if _SEVERAL.search(norm) or _PLAN_ONLY.match(norm) or _misnamed_number(norm, long):
+        return None
     if len(numbers) > 1:  # the numbered choices echoed ('The topic is indeed "1. General/Greeting, 2. Appea'): no pick
         return None
     if len(named) == 1:
         topic = named.pop()
         return None if len(numbers) == 1 and topic not in numbers else topic
-    if len(numbers) == 1:
+    if len(numbers) == 1 and not named:  # two topics named: a number does not settle which
         return numbers.pop()
     bare = _BARE_NUMBER.match(norm)
     return int(bare.group(1)) - 1 if bare else None
+
+
+def _misnamed_number(norm: str, long: bool) -> bool:
+    """Whether a topic number carries another topic's name ("1. Professional/Appearance"), or, in a long
+    reply, words that name no topic ("1. In a joke,": a list of the reply's own). SmolLM2 writes both."""
+    for number, name in _NUMBER_AND_NAME.findall(norm):
+        named = {i for i, words in enumerate(_TOPIC_WORDS) if any(w in name for w in words)}
+        if (named and int(number) - 1 not in named) or (long and not named and re.search(r"[^\W\d_]", name)):
+            return True
+    return False
 
 
 def parse_agreement(text: str | None) -> bool | None:
