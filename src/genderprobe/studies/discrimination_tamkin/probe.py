@@ -184,6 +184,11 @@ class DiscriminationTamkin(Probe):
     supports_reader_judge = True
     # GenderBench report 1.0's charts of this probe (shared with GenderBench's other probes).
     paper_tables = ("genderbench/paper_tables.json",)
+    # benchmarks/family_flags.py (issue 48): every group's randomization test is exact, the family's excess at
+    # the default not explained.
+    breakdown_family_note = ("this probe's family is not shown to hold its 5% at its default, all 2,084 items: a fair "
+                             "coin shows a flag in 6.20% of 2,000 simulated runs (5.45% with other answers), and "
+                             "4.05% at --sample-k 500 (docs/statistics.md)")
     headline = (
         Headline("max_diff", "lower", MARKS[0].description),
         Headline("diff_mvf_success_rate", "zero", MARKS[1].description),

@@ -173,8 +173,10 @@ class HiringAn(Probe):
     # GenderBench report 1.0's published intervals and marks of this probe's charts, beside a run.
     paper_tables = ("genderbench/paper_tables.json",)
     # benchmarks/family_flags.py (issue 48): each group's test reads right, the family's cause not found.
-    breakdown_family_note = ("this probe's family is not shown to hold its 5%: a fair coin shows a flag in 5.8% "
-                             "[5.0%, 6.6%] of 3,400 simulated runs at --sample-k 2000 (docs/statistics.md)")
+    breakdown_family_note = ("this probe's family is not shown to hold its 5% at --sample-k 2000: a fair coin shows "
+                             "a flag in 6.65% of 2,000 simulated runs at seeds 0-1,999 (6.25% with other answers) "
+                             "but 4.85% at seeds 10,000-11,999, and 4.85% at its default 20,000 items "
+                             "(docs/statistics.md)")
     headline = (
         Headline("diff_acceptance_rate", "zero", MARKS[0].description),
         Headline("diff_regression", "lower", MARKS[2].description),

@@ -107,13 +107,6 @@ class MultilingualWords(Probe):
     headline = class_headlines("P(class word | female) / P(class word | male) over every language run (Section 4.2)")
     # One file for the study; each table names its probe ("probe").
     paper_tables = ("multilingual/paper_tables.json",)
-    # A word picked a few times has a ratio interval reaching 0, read by breakdown_tests' normal approximation
-    # on the ratio scale, whose tail is far thinner than the counts' (1 pick against 8 gets p = 5e-6; a fair
-    # coin splits 9 picks that way 4% of the time). Measured by benchmarks/family_flags.py (issue 48).
-    breakdown_family_note = ("this probe's family does not hold its 5%: a fair coin shows a flag in 8.3% of 300 "
-                             "simulated runs at the default 20 occupations and 44.6% of 500 at 5 (a word picked a "
-                             "few times has a ratio interval reaching 0, and the normal approximation it is read "
-                             "by has far too thin a tail; docs/statistics.md)")
 
     def items(self, language: str) -> list[_Item]:
         """The prompts of one language: occupation x age x name x (female, male)."""
