@@ -3,7 +3,8 @@
 A unit is a pair of prompts that differ only in gender (MultilingualWords: a name, age and occupation
 asked as a woman and as a man) or an item asked once per gender (DiscriminationTamkin). With no gender
 effect, swapping a unit's female and male parts changes nothing, so the difference of the two pooled
-rates, female minus male, is read against its values under random swaps. The test is exact for any
+rates, female minus male, is read against its values under random swaps. Where a unit holds one gender
+(HiringAn's items), the group's gender labels are permuted instead. The test is exact for any
 count: where groups are small or events rare, a bootstrap's tails and any normal reading of its
 interval are too thin (a fair coin's runs were flagged in 8-45% of runs; docs/statistics.md). A rate
 ratio of 1 and a rate difference of 0 are the same hypothesis, so the test serves either metric.
